@@ -1,0 +1,48 @@
+// The one door between the C ABI and the emulator. Every extern "C" entry is
+// `noexcept` and runs its body through driver_call / runtime_call, which
+//  - forgets the previous call's "why" flag (the text stays for cuShimGetLastExplanation),
+//  - turns an escaping exception into CUDA_ERROR_UNKNOWN instead of crashing the host,
+//  - translates Errc once (core/errc.def),
+//  - records a generic reason if the body failed without one, traces, and prints the
+//    reason when CUDA_SHIM_EXPLAIN=1.
+#pragma once
+#include <new>
+
+#include "core/errc.hpp"
+
+namespace cuda_shim::abi {
+
+// Out-of-line so the hot path stays small: reporting happens only on failure or trace.
+void report(const char* api, Errc e) noexcept;
+bool tracing() noexcept;
+void trace_ok(const char* api) noexcept;
+
+template <class F>
+inline int call(const char* api, F&& body) noexcept {
+  clear_explanation();
+  Errc e;
+  try {
+    e = body();
+  } catch (const std::bad_alloc&) {
+    e = fail(Errc::out_of_memory, "{}: the emulator ran out of host memory", api);
+  } catch (...) {
+    e = fail(Errc::unknown, "{}: internal emulator error (exception)", api);
+  }
+  if (e != Errc::success) [[unlikely]]
+    report(api, e);
+  else if (tracing()) [[unlikely]]
+    trace_ok(api);
+  return static_cast<int>(e);
+}
+
+// Driver entries: CUresult.
+template <class F>
+inline int driver_call(const char* api, F&& body) noexcept {
+  int e = call(api, static_cast<F&&>(body));
+  return e == 0 ? 0 : to_curesult(static_cast<Errc>(e));
+}
+
+// Unsupported driver symbols (weak stubs in driver_stubs.cpp): CUDA_ERROR_NOT_SUPPORTED.
+int driver_not_supported(const char* api) noexcept;
+
+}  // namespace cuda_shim::abi

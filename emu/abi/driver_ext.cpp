@@ -1,0 +1,84 @@
+// cuGetExportTable, the private runtime table, and the cuShim* extensions.
+#include <cstring>
+
+#include "abi/call.hpp"
+#include "abi/rt_table.hpp"
+#include "abi/runtime_api.hpp"
+#include "cuda_shim_ext.h"
+
+namespace cuda_shim::abi {
+namespace {
+
+// The runtime's door: like driver_call, plus the runtime's last-error rule (every
+// failing call except a query's "not ready" becomes the thread's last error).
+template <class F>
+cudaError_t runtime_call(const char* api, F&& body) noexcept {
+  int e = call(api, static_cast<F&&>(body));
+  if (e == 0) return cudaSuccess;
+  Errc ec = static_cast<Errc>(e);
+  if (ec != Errc::not_ready) rtapi::set_last_error(ec);
+  return static_cast<cudaError_t>(to_cuda_error(ec));
+}
+
+#define RT_ENTRY(name, params, args) \
+  cudaError_t rt_##name params noexcept { return runtime_call(#name, [&] { return rtapi::name args; }); }
+#include "abi/runtime_entries.def"
+#undef RT_ENTRY
+
+cudaError_t rt_not_supported(const char* api) noexcept {
+  return runtime_call(api, [&] { return fail(Errc::not_supported, "{}: not implemented by cuda-shim yet", api); });
+}
+const char* rt_error_name(cudaError_t e) noexcept { return rtapi::error_name(e); }
+const char* rt_error_string(cudaError_t e) noexcept { return rtapi::error_string(e); }
+cudaError_t rt_get_last_error() noexcept { return static_cast<cudaError_t>(to_cuda_error(rtapi::get_last_error(true))); }
+cudaError_t rt_peek_last_error() noexcept { return static_cast<cudaError_t>(to_cuda_error(rtapi::get_last_error(false))); }
+
+const rt_bridge::RuntimeTable kRuntimeTable = {
+    sizeof(rt_bridge::RuntimeTable),
+    rt_bridge::kRuntimeTableVersion,
+#define RT_ENTRY(name, params, args) &rt_##name,
+#include "abi/runtime_entries.def"
+#undef RT_ENTRY
+    &rt_not_supported,
+    &rt_error_name,
+    &rt_error_string,
+    &rt_get_last_error,
+    &rt_peek_last_error,
+};
+
+}  // namespace
+}  // namespace cuda_shim::abi
+
+using cuda_shim::Errc;
+
+extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI cuGetExportTable(const void** ppExportTable,
+                                                                                   const CUuuid* pExportTableId) {
+  return static_cast<CUresult>(cuda_shim::abi::driver_call("cuGetExportTable", [&]() -> Errc {
+    if (!ppExportTable || !pExportTableId)
+      return cuda_shim::fail(Errc::invalid_value, "cuGetExportTable: ppExportTable and pExportTableId must not be NULL");
+    if (std::memcmp(pExportTableId, &cuda_shim::rt_bridge::kRuntimeTableId, sizeof(CUuuid)) == 0) {
+      *ppExportTable = &cuda_shim::abi::kRuntimeTable;
+      return Errc::success;
+    }
+    *ppExportTable = nullptr;
+    // NVIDIA's private tables (used by NVIDIA's own runtime and tools) are not emulated.
+    return cuda_shim::fail(Errc::invalid_value, "cuGetExportTable: unknown export table id (NVIDIA's private "
+                           "tables are not emulated; use cuda-shim's libcudart.so.13 with its libcuda.so.1)");
+  }));
+}
+
+extern "C" __attribute__((visibility("default"))) size_t cuShimGetLastExplanation(char* buf, size_t len) {
+  const std::string& s = cuda_shim::explanation();
+  if (buf && len) {
+    size_t n = s.size() < len - 1 ? s.size() : len - 1;
+    std::memcpy(buf, s.data(), n);
+    buf[n] = '\0';
+  }
+  return s.size();
+}
+
+extern "C" __attribute__((visibility("default"))) int cuShimGetLastExplanationCode(void) {
+  return cuda_shim::explanation().empty() ? 0 : cuda_shim::to_curesult(cuda_shim::explanation_code());
+}
+
+extern "C" __attribute__((visibility("default"))) int cuShimGetVersion(void) { return 100; }

@@ -1,0 +1,245 @@
+// Driver entries: streams, host functions, events.
+#include <chrono>
+
+#include "abi/driver_api.hpp"
+#include "core/context.hpp"
+#include "core/driver.hpp"
+
+namespace cuda_shim::api {
+namespace {
+
+#define TRY(expr)                                         \
+  do {                                                    \
+    if (Errc e_ = (expr); e_ != Errc::success) return e_; \
+  } while (0)
+
+Errc need(const void* p, const char* api, const char* what) {
+  if (p) return Errc::success;
+  return fail(Errc::invalid_value, "{}: {} is NULL", api, what);
+}
+
+constexpr int kGreatestPriority = -5;  // cuCtxGetStreamPriorityRange of the measured device
+
+Errc stream_create(CUstream* ph, unsigned flags, int priority, const char* api) {
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  TRY(need(ph, api, "phStream"));
+  if (flags & ~1u)
+    return fail(Errc::invalid_value, "{}: flags {:#x}: only CU_STREAM_DEFAULT (0) and CU_STREAM_NON_BLOCKING (1) exist",
+                api, flags);
+  // Out-of-range priorities are clamped, as the driver does.
+  priority = std::max(kGreatestPriority, std::min(0, priority));
+  auto s = std::make_shared<Stream>(ctx, StreamKind::user, flags, priority);
+  ctx->track(s);
+  *ph = static_cast<CUstream>(streams().add(s));
+  return Errc::success;
+}
+
+Errc query(CUstream h, bool pt, const char* api) {
+  std::shared_ptr<Stream> s;
+  TRY(resolve_stream(h, pt, api, s));
+  return s->idle() ? Errc::success : Errc::not_ready;
+}
+
+Errc sync(CUstream h, bool pt, const char* api) {
+  std::shared_ptr<Stream> s;
+  TRY(resolve_stream(h, pt, api, s));
+  s->synchronize();
+  return Errc::success;
+}
+
+Errc wait_event(CUstream hs, CUevent he, unsigned flags, bool pt, const char* api) {
+  std::shared_ptr<Stream> s;
+  TRY(resolve_stream(hs, pt, api, s));
+  std::shared_ptr<Event> ev;
+  TRY(resolve_event(he, api, ev));
+  if (flags & ~1u)  // CU_EVENT_WAIT_EXTERNAL
+    return fail(Errc::invalid_value, "{}: flags {:#x}: only CU_EVENT_WAIT_DEFAULT and CU_EVENT_WAIT_EXTERNAL exist", api, flags);
+  auto snap = ev->snap();
+  if (!snap.recorded() || snap.dep.done()) return Errc::success;  // nothing to wait for
+  s->enqueue(nullptr, {snap.dep}, true);
+  return Errc::success;
+}
+
+template <class Get>
+Errc stream_get(CUstream h, bool pt, const char* api, const void* out, Get get) {
+  std::shared_ptr<Stream> s;
+  TRY(resolve_stream(h, pt, api, s));
+  TRY(need(out, api, "the output pointer"));
+  get(*s);
+  return Errc::success;
+}
+
+Errc host_func(CUstream h, CUhostFn fn, void* user, bool pt, const char* api) {
+  std::shared_ptr<Stream> s;
+  TRY(resolve_stream(h, pt, api, s));
+  TRY(need(reinterpret_cast<const void*>(fn), api, "fn"));
+  s->enqueue([fn, user] { fn(user); }, {}, /*inline_ok=*/false);
+  return Errc::success;
+}
+
+Errc add_callback(CUstream h, CUstreamCallback cb, void* user, unsigned flags, bool pt, const char* api) {
+  std::shared_ptr<Stream> s;
+  TRY(resolve_stream(h, pt, api, s));
+  TRY(need(reinterpret_cast<const void*>(cb), api, "callback"));
+  if (flags != 0) return fail(Errc::invalid_value, "{}: flags must be 0 (got {:#x})", api, flags);
+  s->enqueue([cb, user, h] { cb(h, CUDA_SUCCESS, user); }, {}, false);
+  return Errc::success;
+}
+
+Errc record(CUevent he, CUstream hs, unsigned flags, bool pt, const char* api) {
+  std::shared_ptr<Event> ev;
+  TRY(resolve_event(he, api, ev));
+  std::shared_ptr<Stream> s;
+  TRY(resolve_stream(hs, pt, api, s));
+  if (flags & ~1u)  // CU_EVENT_RECORD_EXTERNAL
+    return fail(Errc::invalid_value, "{}: flags {:#x}: only CU_EVENT_RECORD_DEFAULT and CU_EVENT_RECORD_EXTERNAL exist", api, flags);
+  if (s->ctx() != ev->ctx())
+    return fail(Errc::invalid_handle, "{}: event and stream belong to different contexts", api);
+  auto rec = std::make_shared<EventRecord>();
+  bool timing = ev->timing();
+  // Publish the snapshot before the op can complete so a racing query sees this record.
+  uint64_t seq;
+  {
+    auto op = [rec, timing] {
+      if (timing) rec->when = std::chrono::steady_clock::now();
+      rec->done.store(true, std::memory_order_release);
+    };
+    seq = s->enqueue(op, {}, true);
+  }
+  ev->set(Event::Snap{Dep{s, seq}, rec});
+  return Errc::success;
+}
+
+}  // namespace
+
+Errc cuStreamCreate(CUstream* ph, unsigned int Flags) noexcept { return stream_create(ph, Flags, 0, "cuStreamCreate"); }
+Errc cuStreamCreateWithPriority(CUstream* ph, unsigned int flags, int priority) noexcept {
+  return stream_create(ph, flags, priority, "cuStreamCreateWithPriority");
+}
+
+Errc cuStreamDestroy_v2(CUstream h) noexcept {
+  TRY(Driver::get().require_init("cuStreamDestroy"));
+  auto v = reinterpret_cast<uintptr_t>(h);
+  if (v <= 2)
+    return fail(Errc::invalid_handle, "cuStreamDestroy: {} is a default-stream handle, which cannot be destroyed",
+                static_cast<void*>(h));
+  auto s = streams().remove(h);
+  if (!s) return fail(Errc::invalid_handle, "cuStreamDestroy: {} is not a live stream", static_cast<void*>(h));
+  // Work already queued still completes (the worker holds its own reference).
+  return Errc::success;
+}
+
+Errc cuStreamQuery(CUstream h) noexcept { return query(h, false, "cuStreamQuery"); }
+Errc cuStreamQuery_ptsz(CUstream h) noexcept { return query(h, true, "cuStreamQuery"); }
+Errc cuStreamSynchronize(CUstream h) noexcept { return sync(h, false, "cuStreamSynchronize"); }
+Errc cuStreamSynchronize_ptsz(CUstream h) noexcept { return sync(h, true, "cuStreamSynchronize"); }
+Errc cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) noexcept { return wait_event(s, e, f, false, "cuStreamWaitEvent"); }
+Errc cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned int f) noexcept { return wait_event(s, e, f, true, "cuStreamWaitEvent"); }
+
+Errc cuStreamGetPriority(CUstream h, int* p) noexcept {
+  return stream_get(h, false, "cuStreamGetPriority", p, [&](Stream& s) { *p = s.priority(); });
+}
+Errc cuStreamGetPriority_ptsz(CUstream h, int* p) noexcept {
+  return stream_get(h, true, "cuStreamGetPriority", p, [&](Stream& s) { *p = s.priority(); });
+}
+Errc cuStreamGetFlags(CUstream h, unsigned int* f) noexcept {
+  return stream_get(h, false, "cuStreamGetFlags", f, [&](Stream& s) { *f = s.flags(); });
+}
+Errc cuStreamGetFlags_ptsz(CUstream h, unsigned int* f) noexcept {
+  return stream_get(h, true, "cuStreamGetFlags", f, [&](Stream& s) { *f = s.flags(); });
+}
+Errc cuStreamGetId(CUstream h, unsigned long long* id) noexcept {
+  return stream_get(h, false, "cuStreamGetId", id, [&](Stream& s) { *id = s.id(); });
+}
+Errc cuStreamGetId_ptsz(CUstream h, unsigned long long* id) noexcept {
+  return stream_get(h, true, "cuStreamGetId", id, [&](Stream& s) { *id = s.id(); });
+}
+Errc cuStreamGetCtx(CUstream h, CUcontext* c) noexcept {
+  return stream_get(h, false, "cuStreamGetCtx", c, [&](Stream& s) { *c = reinterpret_cast<CUcontext>(s.ctx()); });
+}
+Errc cuStreamGetCtx_ptsz(CUstream h, CUcontext* c) noexcept {
+  return stream_get(h, true, "cuStreamGetCtx", c, [&](Stream& s) { *c = reinterpret_cast<CUcontext>(s.ctx()); });
+}
+Errc cuStreamGetDevice(CUstream h, CUdevice* d) noexcept {
+  return stream_get(h, false, "cuStreamGetDevice", d, [&](Stream& s) { *d = s.ctx()->ordinal(); });
+}
+Errc cuStreamGetDevice_ptsz(CUstream h, CUdevice* d) noexcept {
+  return stream_get(h, true, "cuStreamGetDevice", d, [&](Stream& s) { *d = s.ctx()->ordinal(); });
+}
+
+Errc cuLaunchHostFunc(CUstream h, CUhostFn fn, void* u) noexcept { return host_func(h, fn, u, false, "cuLaunchHostFunc"); }
+Errc cuLaunchHostFunc_ptsz(CUstream h, CUhostFn fn, void* u) noexcept { return host_func(h, fn, u, true, "cuLaunchHostFunc"); }
+Errc cuStreamAddCallback(CUstream h, CUstreamCallback cb, void* u, unsigned int f) noexcept {
+  return add_callback(h, cb, u, f, false, "cuStreamAddCallback");
+}
+Errc cuStreamAddCallback_ptsz(CUstream h, CUstreamCallback cb, void* u, unsigned int f) noexcept {
+  return add_callback(h, cb, u, f, true, "cuStreamAddCallback");
+}
+
+Errc cuEventCreate(CUevent* ph, unsigned int Flags) noexcept {
+  std::shared_ptr<Context> ctx;
+  TRY(require_context("cuEventCreate", ctx));
+  TRY(need(ph, "cuEventCreate", "phEvent"));
+  if (Flags & ~0x7u)
+    return fail(Errc::invalid_value, "cuEventCreate: flags {:#x} contain unknown bits (valid: BLOCKING_SYNC 0x1, "
+                "DISABLE_TIMING 0x2, INTERPROCESS 0x4)", Flags);
+  if ((Flags & 0x4u) && !(Flags & 0x2u))
+    return fail(Errc::invalid_value, "cuEventCreate: CU_EVENT_INTERPROCESS requires CU_EVENT_DISABLE_TIMING");
+  auto ev = std::make_shared<Event>(Flags, ctx);
+  *ph = static_cast<CUevent>(events().add(ev));
+  return Errc::success;
+}
+
+Errc cuEventDestroy_v2(CUevent h) noexcept {
+  TRY(Driver::get().require_init("cuEventDestroy"));
+  if (!events().remove(h))
+    return fail(Errc::invalid_handle, "cuEventDestroy: {} is not a live event", static_cast<void*>(h));
+  return Errc::success;
+}
+
+Errc cuEventRecord(CUevent e, CUstream s) noexcept { return record(e, s, 0, false, "cuEventRecord"); }
+Errc cuEventRecord_ptsz(CUevent e, CUstream s) noexcept { return record(e, s, 0, true, "cuEventRecord"); }
+Errc cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int f) noexcept {
+  return record(e, s, f, false, "cuEventRecordWithFlags");
+}
+Errc cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int f) noexcept {
+  return record(e, s, f, true, "cuEventRecordWithFlags");
+}
+
+Errc cuEventQuery(CUevent h) noexcept {
+  std::shared_ptr<Event> ev;
+  TRY(resolve_event(h, "cuEventQuery", ev));
+  auto snap = ev->snap();
+  if (!snap.recorded()) return Errc::success;  // never recorded: nothing pending
+  return snap.dep.done() ? Errc::success : Errc::not_ready;
+}
+
+Errc cuEventSynchronize(CUevent h) noexcept {
+  std::shared_ptr<Event> ev;
+  TRY(resolve_event(h, "cuEventSynchronize", ev));
+  auto snap = ev->snap();
+  if (snap.recorded()) wait_dep(snap.dep);
+  return Errc::success;
+}
+
+Errc cuEventElapsedTime_v2(float* ms, CUevent hStart, CUevent hEnd) noexcept {
+  const char* api = "cuEventElapsedTime";
+  // The driver answers a NULL output with CUDA_ERROR_INVALID_HANDLE (measured), not INVALID_VALUE.
+  if (!ms) return fail(Errc::invalid_handle, "{}: pMilliseconds is NULL", api);
+  std::shared_ptr<Event> a, b;
+  TRY(resolve_event(hStart, api, a));
+  TRY(resolve_event(hEnd, api, b));
+  if (!a->timing() || !b->timing())
+    return fail(Errc::invalid_handle, "{}: an event created with CU_EVENT_DISABLE_TIMING has no timestamp", api);
+  auto sa = a->snap(), sb = b->snap();
+  if (!sa.recorded() || !sb.recorded())
+    return fail(Errc::invalid_handle, "{}: the {} event has never been recorded", api, sa.recorded() ? "end" : "start");
+  if (!sa.dep.done() || !sb.dep.done())
+    return fail(Errc::not_ready, "{}: an event has not completed yet", api);
+  std::chrono::duration<float, std::milli> d = sb.rec->when - sa.rec->when;
+  *ms = d.count();
+  return Errc::success;
+}
+
+}  // namespace cuda_shim::api

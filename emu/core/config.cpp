@@ -1,0 +1,113 @@
+#include "core/config.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace cuda_shim {
+namespace {
+
+std::string trim(std::string s) {
+  auto b = s.find_first_not_of(" \t\r\n");
+  auto e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+bool parse_bool(const std::string& v) { return v == "1" || v == "true" || v == "yes" || v == "on"; }
+
+bool parse_u64(const std::string& v, uint64_t& out) {
+  if (v.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long x = std::strtoull(v.c_str(), &end, 0);
+  if (errno || *end) return false;
+  out = x;
+  return true;
+}
+
+constexpr int kMaxDevices = 64;
+
+}  // namespace
+
+void Config::apply_file_text(const std::string& text, const std::string& origin) {
+  std::istringstream in(text);
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (auto h = line.find('#'); h != std::string::npos) line.resize(h);
+    line = trim(line);
+    if (line.empty()) continue;
+    auto eq = line.find('=');
+    if (eq == std::string::npos) {
+      warnings.push_back(fmt::format("{}:{}: expected key = value", origin, lineno));
+      continue;
+    }
+    std::string key = trim(line.substr(0, eq)), val = trim(line.substr(eq + 1));
+    uint64_t n = 0;
+    if (key == "devices" && parse_u64(val, n) && n >= 0 && n <= kMaxDevices) {
+      devices = static_cast<int>(n);
+    } else if (key == "driver_version" && parse_u64(val, n) && n >= 1000 && n < 100000) {
+      driver_version = static_cast<int>(n);
+    } else if (key == "explain") {
+      explain = parse_bool(val);
+    } else if (key == "trace") {
+      trace = parse_bool(val);
+    } else if (key.rfind("device.", 0) == 0) {
+      // device.N.field
+      auto dot = key.find('.', 7);
+      uint64_t idx = 0;
+      if (dot == std::string::npos || !parse_u64(key.substr(7, dot - 7), idx) || idx >= kMaxDevices) {
+        warnings.push_back(fmt::format("{}:{}: bad device key '{}'", origin, lineno, key));
+        continue;
+      }
+      if (device.size() <= idx) device.resize(idx + 1);
+      std::string field = key.substr(dot + 1);
+      if (field == "name") device[idx].name = val.substr(0, 255);
+      else if (field == "total_mem" && parse_u64(val, n) && n > 0) device[idx].total_mem = n;
+      else if (field == "numa_id" && parse_u64(val, n) && n < 1024) device[idx].numa_id = static_cast<int>(n);
+      else warnings.push_back(fmt::format("{}:{}: bad device field '{}'", origin, lineno, key));
+    } else {
+      warnings.push_back(fmt::format("{}:{}: unknown or invalid setting '{}'", origin, lineno, line));
+    }
+  }
+}
+
+void Config::apply_env() {
+  std::string text;
+  if (const char* v = std::getenv("CUDA_SHIM_DEVICES")) text += fmt::format("devices = {}\n", v);
+  if (const char* v = std::getenv("CUDA_SHIM_DRIVER_VERSION")) text += fmt::format("driver_version = {}\n", v);
+  if (const char* v = std::getenv("CUDA_SHIM_EXPLAIN")) text += fmt::format("explain = {}\n", v);
+  if (const char* v = std::getenv("CUDA_SHIM_TRACE")) text += fmt::format("trace = {}\n", v);
+  apply_file_text(text, "environment");
+}
+
+void Config::finalize() {
+  if (device.size() < static_cast<size_t>(devices)) device.resize(devices);
+  device.resize(devices);
+}
+
+const Config& Config::get() {
+  static const Config cfg = [] {
+    Config c;
+    if (const char* path = std::getenv("CUDA_SHIM_CONFIG"); path && *path) {
+      std::ifstream f(path);
+      if (f) {
+        std::stringstream ss;
+        ss << f.rdbuf();
+        c.apply_file_text(ss.str(), path);
+      } else {
+        c.warnings.push_back(fmt::format("CUDA_SHIM_CONFIG={}: cannot open", path));
+      }
+    }
+    c.apply_env();
+    c.finalize();
+    for (auto& w : c.warnings) fmt::print(stderr, "cuda-shim: config: {}\n", w);
+    return c;
+  }();
+  return cfg;
+}
+
+}  // namespace cuda_shim

@@ -1,0 +1,31 @@
+// Emulator configuration: built-in defaults (the measured H200, ../shared/REAL_DRIVER.md),
+// then the CUDA_SHIM_CONFIG file, then CUDA_SHIM_* environment variables. Read once.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cuda_shim {
+
+struct DeviceConfig {
+  std::string name = "NVIDIA H200";
+  uint64_t total_mem = 150109880320ull;
+  int numa_id = 0;
+};
+
+struct Config {
+  int devices = 1;
+  int driver_version = 13030;  // what cuDriverGetVersion reports
+  bool explain = false;        // print why each failing call failed
+  bool trace = false;          // print every call
+  std::vector<DeviceConfig> device;  // size == devices
+  std::vector<std::string> warnings; // problems found while reading; printed once
+
+  static const Config& get();
+  // Parse `key = value` lines (# comments). Unknown keys become warnings.
+  void apply_file_text(const std::string& text, const std::string& origin);
+  void apply_env();
+  void finalize();
+};
+
+}  // namespace cuda_shim

@@ -1,0 +1,76 @@
+// Contexts, the per-thread context stack, and the objects that resolve user handles
+// (CUcontext, CUstream, CUevent) through registries.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/errc.hpp"
+#include "core/registry.hpp"
+#include "core/stream.hpp"
+
+namespace cuda_shim {
+
+struct Device;
+
+class Context : public std::enable_shared_from_this<Context> {
+ public:
+  Context(Device* dev, unsigned flags, bool primary);
+  Device* device() const { return dev_; }
+  int ordinal() const;
+  bool primary() const { return primary_; }
+  uint64_t id() const { return id_; }
+  unsigned flags() const { return flags_.load(); }
+  void set_flags(unsigned f) { flags_.store(f); }
+  // A primary context whose refcount fell to zero is inactive: its handle stays valid
+  // for retain, but work submitted through it fails.
+  bool active() const { return active_.load(std::memory_order_acquire); }
+  void set_active(bool a) { active_.store(a, std::memory_order_release); }
+
+  // The legacy default stream of this context (created with the context).
+  Stream& legacy() { return *legacy_; }
+  std::shared_ptr<Stream> legacy_ptr() { return legacy_; }
+  // This thread's per-thread default stream in this context.
+  std::shared_ptr<Stream> per_thread();
+  void track(const std::shared_ptr<Stream>& s);
+  // Every stream of the context that is still alive (for synchronize and legacy rules).
+  std::vector<std::shared_ptr<Stream>> streams();
+  void synchronize();
+  // Drop streams and per-thread state (destroy / primary reset).
+  void teardown();
+  void init_legacy();
+
+  size_t limit[16] = {};
+
+ private:
+  Device* dev_;
+  std::atomic<unsigned> flags_;
+  bool primary_;
+  uint64_t id_;
+  std::atomic<bool> active_{true};
+  std::shared_ptr<Stream> legacy_;
+  std::mutex m_;
+  std::vector<std::weak_ptr<Stream>> streams_;
+};
+
+Registry<Context>& contexts();
+Registry<Stream>& streams();
+Registry<Event>& events();
+
+// Thread's context stack. Entries are handles, validated on every use.
+std::vector<void*>& ctx_stack();
+// The current context, validated; null when none (or it was destroyed).
+std::shared_ptr<Context> current_context();
+// The current context, or a recorded failure: CUDA_ERROR_INVALID_CONTEXT when none is
+// current or it was destroyed, CUDA_ERROR_CONTEXT_IS_DESTROYED... per the real driver.
+Errc require_context(const char* api, std::shared_ptr<Context>& out);
+
+// Resolve a CUstream argument: null means the current context's default stream
+// (legacy, or the per-thread one when `per_thread_default` is set: the _ptsz/_ptds
+// entry points), 0x1 = CU_STREAM_LEGACY, 0x2 = CU_STREAM_PER_THREAD.
+Errc resolve_stream(const void* h, bool per_thread_default, const char* api, std::shared_ptr<Stream>& out);
+Errc resolve_event(const void* h, const char* api, std::shared_ptr<Event>& out);
+
+}  // namespace cuda_shim

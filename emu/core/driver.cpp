@@ -1,0 +1,98 @@
+#include "core/driver.hpp"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/context.hpp"
+
+namespace cuda_shim {
+namespace {
+
+constexpr int kAttrHostNumaId = 134;                 // CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID
+constexpr int kAttrLogicalEndpointUnicast = 153;     // CUDA 13.3
+constexpr int kAttrLogicalEndpointMulticast = 154;   // CUDA 13.3
+constexpr int kAttrPciBusId = 33;
+constexpr int kAttrPciDeviceId = 34;
+constexpr int kAttrPciDomainId = 50;
+
+// Stable per-ordinal UUID: a user sees the same GPU-… string in every run.
+void make_uuid(int ordinal, const std::string& name, unsigned char out[16]) {
+  uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
+  auto mix = [&](unsigned char c) {
+    h1 = (h1 ^ c) * 1099511628211ull;
+    h2 = (h2 ^ h1) * 0xff51afd7ed558ccdull;
+  };
+  for (char c : std::string("cuda-shim")) mix(static_cast<unsigned char>(c));
+  for (char c : name) mix(static_cast<unsigned char>(c));
+  for (int i = 0; i < 4; ++i) mix(static_cast<unsigned char>(ordinal >> (8 * i)));
+  std::memcpy(out, &h1, 8);
+  std::memcpy(out + 8, &h2, 8);
+  out[6] = static_cast<unsigned char>((out[6] & 0x0f) | 0x40);  // looks like a v4 UUID
+  out[8] = static_cast<unsigned char>((out[8] & 0x3f) | 0x80);
+}
+
+}  // namespace
+
+Driver& Driver::get() {
+  static Driver* d = new Driver();  // leaked on purpose
+  return *d;
+}
+
+Driver::Driver() : cfg_(Config::get()) {
+  for (int i = 0; i < cfg_.devices; ++i) {
+    auto d = std::make_unique<Device>();
+    d->ordinal = i;
+    d->cfg = cfg_.device[i];
+#define DEV_ATTR(id, value)      \
+  d->attr[id] = (value);         \
+  d->attr_valid[id] = true;
+#include "core/device_profile.def"
+#undef DEV_ATTR
+    d->attr[kAttrHostNumaId] = d->cfg.numa_id;
+    d->attr_valid[kAttrHostNumaId] = true;
+    // PCI location: the measured H200 sits at 0000:00:06.0; further devices follow it.
+    d->pci_domain = d->attr[kAttrPciDomainId];
+    d->pci_bus = d->attr[kAttrPciBusId];
+    d->pci_device = d->attr[kAttrPciDeviceId] + i;
+    d->attr[kAttrPciDeviceId] = d->pci_device;
+    d->pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}.0", d->pci_domain, d->pci_bus, d->pci_device);
+    if (cfg_.driver_version >= 13030) {
+      d->attr[kAttrLogicalEndpointUnicast] = 1;
+      d->attr_valid[kAttrLogicalEndpointUnicast] = true;
+      d->attr[kAttrLogicalEndpointMulticast] = 1;
+      d->attr_valid[kAttrLogicalEndpointMulticast] = true;
+    } else {
+      d->attr_valid[kAttrLogicalEndpointUnicast] = false;
+      d->attr_valid[kAttrLogicalEndpointMulticast] = false;
+    }
+    make_uuid(i, d->cfg.name, d->uuid);
+    devices_.push_back(std::move(d));
+  }
+}
+
+Errc Driver::init(unsigned flags) {
+  if (flags != 0)
+    return fail(Errc::invalid_value, "cuInit: Flags must be 0 (got {:#x})", flags);
+  initialized_.store(true, std::memory_order_release);
+  return Errc::success;
+}
+
+Errc Driver::require_init(const char* api) const noexcept {
+  if (initialized()) [[likely]]
+    return Errc::success;
+  return fail(Errc::not_initialized, "{}: cuInit has not been called in this process", api);
+}
+
+Errc Driver::device(int ordinal, Device*& out, const char* api) const noexcept {
+  if (Errc e = require_init(api); e != Errc::success) return e;
+  if (ordinal < 0 || ordinal >= device_count())
+    return fail(Errc::invalid_device, "{}: device ordinal {} is out of range (this emulator has {} device{})",
+                api, ordinal, device_count(), device_count() == 1 ? "" : "s");
+  out = devices_[ordinal].get();
+  return Errc::success;
+}
+
+int driver_version_reported() noexcept { return Config::get().driver_version; }
+
+}  // namespace cuda_shim

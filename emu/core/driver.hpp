@@ -1,0 +1,61 @@
+// Process-wide driver state: initialization, the emulated devices and their profiles.
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/errc.hpp"
+
+namespace cuda_shim {
+
+class Context;
+
+struct Device {
+  int ordinal = 0;
+  DeviceConfig cfg;
+  unsigned char uuid[16] = {};
+  std::string pci_bus_id;  // "0000:00:06.0", as the measured H200 reports it
+  int pci_domain = 0, pci_bus = 0, pci_device = 0;
+  static constexpr int kMaxAttr = 256;
+  std::array<int, kMaxAttr> attr{};
+  std::array<bool, kMaxAttr> attr_valid{};
+
+  // Primary context: one per device, same handle for the life of the process.
+  std::mutex primary_mutex;
+  std::shared_ptr<Context> primary;  // created on first retain, never destroyed
+  int primary_refcount = 0;
+  unsigned primary_flags = 0;
+
+  int attribute(int a) const { return attr[a]; }
+};
+
+class Driver {
+ public:
+  static Driver& get();  // never destroyed: worker threads may outlive main()
+
+  Errc init(unsigned flags);
+  bool initialized() const noexcept { return initialized_.load(std::memory_order_acquire); }
+  // The check almost every entry starts with.
+  Errc require_init(const char* api) const noexcept;
+  Errc device(int ordinal, Device*& out, const char* api) const noexcept;
+  int device_count() const noexcept { return static_cast<int>(devices_.size()); }
+  Device& dev(int ordinal) { return *devices_[ordinal]; }
+  const Config& config() const noexcept { return cfg_; }
+  int driver_version() const noexcept { return cfg_.driver_version; }
+
+ private:
+  Driver();
+  const Config& cfg_;
+  std::atomic<bool> initialized_{false};
+  std::vector<std::unique_ptr<Device>> devices_;
+};
+
+// What cuDriverGetVersion reports (also used before cuInit, e.g. by cuGetProcAddress).
+int driver_version_reported() noexcept;
+
+}  // namespace cuda_shim

@@ -1,0 +1,52 @@
+// Handles given to users are pointers to our objects, but a handle is only ever
+// dereferenced after this registry has confirmed it names a live object of the
+// right kind: garbage and stale handles are answered, never followed.
+#pragma once
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+namespace cuda_shim {
+
+template <class T>
+class Registry {
+ public:
+  // Takes shared ownership; the handle value is the object's address.
+  void* add(std::shared_ptr<T> obj) {
+    void* h = obj.get();
+    std::unique_lock lk(m_);
+    map_.emplace(h, std::move(obj));
+    return h;
+  }
+  std::shared_ptr<T> find(const void* h) const {
+    if (!h) return nullptr;
+    std::shared_lock lk(m_);
+    auto it = map_.find(h);
+    return it == map_.end() ? nullptr : it->second;
+  }
+  // Removes and returns the object (null if it was not live).
+  std::shared_ptr<T> remove(const void* h) {
+    std::unique_lock lk(m_);
+    auto it = map_.find(h);
+    if (it == map_.end()) return nullptr;
+    auto obj = std::move(it->second);
+    map_.erase(it);
+    return obj;
+  }
+  template <class F>
+  void for_each(F&& f) const {
+    std::shared_lock lk(m_);
+    for (auto& [h, o] : map_) f(o);
+  }
+  size_t size() const {
+    std::shared_lock lk(m_);
+    return map_.size();
+  }
+
+ private:
+  mutable std::shared_mutex m_;
+  std::unordered_map<const void*, std::shared_ptr<T>> map_;
+};
+
+}  // namespace cuda_shim

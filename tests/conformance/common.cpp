@@ -1,0 +1,25 @@
+#include "common.hpp"
+
+#include <string>
+
+const char* cu_name(CUresult r) {
+  const char* s = nullptr;
+  if (cuGetErrorName(r, &s) != CUDA_SUCCESS || !s) {
+    static thread_local std::string buf;
+    buf = "CUresult(" + std::to_string(static_cast<int>(r)) + ")";
+    return buf.c_str();
+  }
+  return s;
+}
+
+const char* rt_name(cudaError_t e) { return cudaGetErrorName(e); }
+
+CUcontext conformance_primary_ctx() {
+  REQUIRE(cuInit(0) == CUDA_SUCCESS);
+  CUdevice dev = 0;
+  REQUIRE(cuDeviceGet(&dev, 0) == CUDA_SUCCESS);
+  CUcontext ctx = nullptr;
+  REQUIRE(cuDevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS);
+  REQUIRE(cuCtxSetCurrent(ctx) == CUDA_SUCCESS);
+  return ctx;
+}

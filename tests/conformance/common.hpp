@@ -1,0 +1,18 @@
+// Shared helpers for conformance tests. These tests run unchanged on the emulator
+// and on NVIDIA's driver (-DCUDA_SHIM_BACKEND=real): include only NVIDIA's API.
+#pragma once
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <catch2/catch.hpp>
+
+// Readable failures: CHECK_CU(call, CUDA_ERROR_X) prints both names.
+const char* cu_name(CUresult r);
+const char* rt_name(cudaError_t e);
+#define CHECK_CU(call, expected) CHECK(std::string(cu_name(call)) == std::string(cu_name(expected)))
+#define REQUIRE_CU(call, expected) REQUIRE(std::string(cu_name(call)) == std::string(cu_name(expected)))
+#define CHECK_RT(call, expected) CHECK(std::string(rt_name(call)) == std::string(rt_name(expected)))
+#define REQUIRE_RT(call, expected) REQUIRE(std::string(rt_name(call)) == std::string(rt_name(expected)))
+
+// cuInit(0) + retain and set the primary context of device 0; returns it.
+CUcontext conformance_primary_ctx();

@@ -1,0 +1,118 @@
+// Driver API: primary contexts and the context stack.
+#include <thread>
+
+#include "common.hpp"
+
+TEST_CASE("primary context: retain returns the same handle and activates it", "[ctx]") {
+  REQUIRE_CU(cuInit(0), CUDA_SUCCESS);
+  CUcontext a = nullptr, b = nullptr;
+  REQUIRE_CU(cuDevicePrimaryCtxRetain(&a, 0), CUDA_SUCCESS);
+  REQUIRE_CU(cuDevicePrimaryCtxRetain(&b, 0), CUDA_SUCCESS);
+  CHECK(a == b);
+  unsigned flags = 0;
+  int active = 0;
+  REQUIRE_CU(cuDevicePrimaryCtxGetState(0, &flags, &active), CUDA_SUCCESS);
+  CHECK(active == 1);
+  REQUIRE_CU(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+  REQUIRE_CU(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+}
+
+TEST_CASE("cuDevicePrimaryCtxRetain with a null pointer is CUDA_ERROR_INVALID_VALUE", "[ctx]") {
+  REQUIRE_CU(cuInit(0), CUDA_SUCCESS);
+  CHECK_CU(cuDevicePrimaryCtxRetain(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_CASE("cuDevicePrimaryCtxRetain on a nonexistent device is CUDA_ERROR_INVALID_DEVICE", "[ctx]") {
+  REQUIRE_CU(cuInit(0), CUDA_SUCCESS);
+  CUcontext c;
+  CHECK_CU(cuDevicePrimaryCtxRetain(&c, 9999), CUDA_ERROR_INVALID_DEVICE);
+}
+
+TEST_CASE("context stack: create pushes, pop returns it, get current follows", "[ctx]") {
+  REQUIRE_CU(cuInit(0), CUDA_SUCCESS);
+  while (true) {  // start from an empty stack
+    CUcontext c = nullptr;
+    REQUIRE_CU(cuCtxGetCurrent(&c), CUDA_SUCCESS);
+    if (!c) break;
+    REQUIRE_CU(cuCtxPopCurrent(&c), CUDA_SUCCESS);
+  }
+  CUcontext ctx = nullptr;
+  REQUIRE_CU(cuCtxCreate(&ctx, nullptr, 0, 0), CUDA_SUCCESS);
+  CUcontext cur = nullptr;
+  REQUIRE_CU(cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+  CHECK(cur == ctx);
+  CUdevice dev = -1;
+  REQUIRE_CU(cuCtxGetDevice(&dev), CUDA_SUCCESS);
+  CHECK(dev == 0);
+  unsigned long long id1 = 0, id2 = 0;
+  REQUIRE_CU(cuCtxGetId(ctx, &id1), CUDA_SUCCESS);
+  CUcontext popped = nullptr;
+  REQUIRE_CU(cuCtxPopCurrent(&popped), CUDA_SUCCESS);
+  CHECK(popped == ctx);
+  REQUIRE_CU(cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+  CHECK(cur == nullptr);
+  REQUIRE_CU(cuCtxPushCurrent(ctx), CUDA_SUCCESS);
+  REQUIRE_CU(cuCtxGetId(nullptr, &id2), CUDA_SUCCESS);
+  CHECK(id1 == id2);
+  REQUIRE_CU(cuCtxDestroy(ctx), CUDA_SUCCESS);
+  REQUIRE_CU(cuCtxGetCurrent(&cur), CUDA_SUCCESS);
+  CHECK(cur == nullptr);
+}
+
+TEST_CASE("cuCtxPopCurrent on an empty stack is CUDA_ERROR_INVALID_CONTEXT", "[ctx]") {
+  REQUIRE_CU(cuInit(0), CUDA_SUCCESS);
+  std::thread([] {
+    CUcontext c = nullptr;
+    CHECK_CU(cuCtxPopCurrent(&c), CUDA_ERROR_INVALID_CONTEXT);
+  }).join();
+}
+
+TEST_CASE("cuCtxGetDevice with no current context is CUDA_ERROR_INVALID_CONTEXT", "[ctx]") {
+  REQUIRE_CU(cuInit(0), CUDA_SUCCESS);
+  std::thread([] {
+    CUdevice d;
+    CHECK_CU(cuCtxGetDevice(&d), CUDA_ERROR_INVALID_CONTEXT);
+    CHECK_CU(cuCtxSynchronize(), CUDA_ERROR_INVALID_CONTEXT);
+  }).join();
+}
+
+TEST_CASE("cuCtxGetCurrent on a fresh thread is NULL", "[ctx]") {
+  REQUIRE_CU(cuInit(0), CUDA_SUCCESS);
+  std::thread([] {
+    CUcontext c = reinterpret_cast<CUcontext>(1);
+    CHECK_CU(cuCtxGetCurrent(&c), CUDA_SUCCESS);
+    CHECK(c == nullptr);
+  }).join();
+}
+
+TEST_CASE("cuCtxGetCurrent with a null pointer is CUDA_ERROR_INVALID_VALUE", "[ctx]") {
+  REQUIRE_CU(cuInit(0), CUDA_SUCCESS);
+  CHECK_CU(cuCtxGetCurrent(nullptr), CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_CASE("cuCtxCreate with a null output is CUDA_ERROR_INVALID_VALUE", "[ctx]") {
+  REQUIRE_CU(cuInit(0), CUDA_SUCCESS);
+  CHECK_CU(cuCtxCreate(nullptr, nullptr, 0, 0), CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_CASE("cuCtxCreate on a nonexistent device is CUDA_ERROR_INVALID_DEVICE", "[ctx]") {
+  REQUIRE_CU(cuInit(0), CUDA_SUCCESS);
+  CUcontext c = nullptr;
+  CHECK_CU(cuCtxCreate(&c, nullptr, 0, 9999), CUDA_ERROR_INVALID_DEVICE);
+}
+
+TEST_CASE("stream priority range is [0, -5] on Hopper", "[ctx]") {
+  conformance_primary_ctx();
+  int least = 99, greatest = 99;
+  REQUIRE_CU(cuCtxGetStreamPriorityRange(&least, &greatest), CUDA_SUCCESS);
+  CHECK(least == 0);
+  CHECK(greatest == -5);
+}
+
+TEST_CASE("cuCtxGetLimit with an unknown limit is CUDA_ERROR_UNSUPPORTED_LIMIT", "[ctx]") {
+  conformance_primary_ctx();
+  size_t v = 0;
+  CHECK_CU(cuCtxGetLimit(&v, static_cast<CUlimit>(0x7fff)), CUDA_ERROR_UNSUPPORTED_LIMIT);
+  REQUIRE_CU(cuCtxGetLimit(&v, CU_LIMIT_STACK_SIZE), CUDA_SUCCESS);
+  CHECK(v > 0);
+}
