@@ -13,12 +13,13 @@
 namespace cuda_shim::abi {
 
 // Out-of-line so the hot path stays small: reporting happens only on failure or trace.
-void report(const char* api, Errc e) noexcept;
+// `runtime`: name the error as the runtime does (cudaError_t) rather than as the driver.
+void report(const char* api, Errc e, bool runtime) noexcept;
 bool tracing() noexcept;
 void trace_ok(const char* api) noexcept;
 
 template <class F>
-inline int call(const char* api, F&& body) noexcept {
+inline int call(const char* api, F&& body, bool runtime = false) noexcept {
   clear_explanation();
   Errc e;
   try {
@@ -29,7 +30,7 @@ inline int call(const char* api, F&& body) noexcept {
     e = fail(Errc::unknown, "{}: internal emulator error (exception)", api);
   }
   if (e != Errc::success) [[unlikely]]
-    report(api, e);
+    report(api, e, runtime);
   else if (tracing()) [[unlikely]]
     trace_ok(api);
   return static_cast<int>(e);

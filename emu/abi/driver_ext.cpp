@@ -13,7 +13,7 @@ namespace {
 // failing call except a query's "not ready" becomes the thread's last error).
 template <class F>
 cudaError_t runtime_call(const char* api, F&& body) noexcept {
-  int e = call(api, static_cast<F&&>(body));
+  int e = call(api, static_cast<F&&>(body), /*runtime=*/true);
   if (e == 0) return cudaSuccess;
   Errc ec = static_cast<Errc>(e);
   if (ec != Errc::not_ready) rtapi::set_last_error(ec);

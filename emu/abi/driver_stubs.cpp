@@ -12,9 +12,8 @@
 namespace cuda_shim::abi {
 
 int driver_not_supported(const char* api) noexcept {
-  Errc e = fail(Errc::not_supported, "{}: not implemented by cuda-shim yet", api);
-  report(api, e);
-  return to_curesult(e);  // CUDA_ERROR_NOT_SUPPORTED (801)
+  // CUDA_ERROR_NOT_SUPPORTED (801), explained and traced like any other refusal.
+  return driver_call(api, [&] { return fail(Errc::not_supported, "{}: not implemented by cuda-shim yet", api); });
 }
 
 }  // namespace cuda_shim::abi

@@ -7,7 +7,6 @@
 #include "core/driver.hpp"
 
 namespace cuda_shim::api {
-namespace {
 
 struct ErrText {
   int code;
@@ -19,6 +18,7 @@ constexpr ErrText kErrText[] = {
 #include "core/driver_errors.def"
 #undef CU_ERR
 };
+namespace {
 const ErrText* find_err(int code) {
   for (auto& e : kErrText)
     if (e.code == code) return &e;
@@ -462,3 +462,11 @@ Errc cuCtxSetLimit(CUlimit limit, size_t value) noexcept {
 }
 
 }  // namespace cuda_shim::api
+
+namespace cuda_shim::abi {
+const char* cu_error_name(int code) noexcept {
+  for (auto& e : api::kErrText)
+    if (e.code == code) return e.name;
+  return "CUDA_ERROR_UNKNOWN";
+}
+}  // namespace cuda_shim::abi

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "abi/call.hpp"
+#include "abi/runtime_api.hpp"
 #include "core/config.hpp"
 
 namespace cuda_shim::abi {
@@ -13,14 +14,17 @@ bool tracing() noexcept { return Config::get().trace; }
 
 void trace_ok(const char* api) noexcept { fmt::print(stderr, "cuda-shim: {} -> success\n", api); }
 
-void report(const char* api, Errc e) noexcept {
+const char* cu_error_name(int code) noexcept;  // api_core.cpp
+
+void report(const char* api, Errc e, bool runtime) noexcept {
   try {
     if (!explanation_set())
       set_explanation(e, fmt::format("{}: failed (no specific rule recorded)", api));
     const Config& c = Config::get();
     // NOT_READY is a normal answer of a query, not an error worth explaining.
     if ((c.explain && e != Errc::not_ready) || c.trace)
-      fmt::print(stderr, "cuda-shim: {} -> error {}: {}\n", api, to_curesult(e), explanation());
+      fmt::print(stderr, "cuda-shim: {} -> {}: {}\n", api,
+                 runtime ? rtapi::error_name(to_cuda_error(e)) : cu_error_name(to_curesult(e)), explanation());
   } catch (...) {
   }
 }
