@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "core/driver.hpp"
+#include "memory/address_space.hpp"
 
 namespace cuda_shim {
 namespace {
@@ -81,6 +82,8 @@ void Context::teardown() {
   }
   for (auto& s : gone) cuda_shim::streams().remove(s.get());
   t_per_thread.by_ctx.erase(id_);
+  // A context's allocations die with it (cuCtxDestroy, primary release to zero, reset).
+  mem::release_context(this);
 }
 
 std::vector<void*>& ctx_stack() { return t_stack; }

@@ -1,0 +1,104 @@
+#include "memory/address_space.hpp"
+
+#include <array>
+#include <mutex>
+
+namespace cuda_shim::mem {
+
+const char* kind_name(Kind k) noexcept {
+  switch (k) {
+    case Kind::device: return "device memory";
+    case Kind::host_pinned: return "pinned host memory";
+    case Kind::host_registered: return "registered host memory";
+    case Kind::managed: return "managed memory";
+  }
+  return "memory";
+}
+
+AddressSpace& AddressSpace::get() {
+  static auto* a = new AddressSpace();  // leaked: worker threads may outlive main()
+  return *a;
+}
+
+bool AddressSpace::insert(RangePtr r) {
+  std::unique_lock lk(m_);
+  auto it = map_.upper_bound(r->base);
+  if (it != map_.end() && it->first < r->base + r->size) return false;  // next range starts inside
+  if (it != map_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->second->base + prev->second->size > r->base) return false;  // previous one reaches in
+  }
+  uintptr_t b = r->base;
+  map_.emplace(b, std::move(r));
+  return true;
+}
+
+RangePtr AddressSpace::find(uintptr_t p) const {
+  std::shared_lock lk(m_);
+  auto it = map_.upper_bound(p);
+  if (it == map_.begin()) return nullptr;
+  --it;
+  return it->second->contains(p) ? it->second : nullptr;
+}
+
+RangePtr AddressSpace::find_overlap(uintptr_t p, size_t n) const {
+  if (n == 0) return nullptr;
+  std::shared_lock lk(m_);
+  auto it = map_.lower_bound(p);
+  if (it != map_.end() && it->first - p < n) return it->second;
+  if (it != map_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->second->base + prev->second->size > p) return prev->second;
+  }
+  return nullptr;
+}
+
+std::vector<RangePtr> AddressSpace::owned_by(const Context* ctx) const {
+  std::vector<RangePtr> out;
+  std::shared_lock lk(m_);
+  for (auto& [b, r] : map_)
+    if (r->ctx.get() == ctx) out.push_back(r);
+  return out;
+}
+
+size_t AddressSpace::count() const {
+  std::shared_lock lk(m_);
+  return map_.size();
+}
+
+namespace {
+constexpr int kMaxDevices = 64;
+std::array<std::atomic<uint64_t>, kMaxDevices> g_charged{};
+}  // namespace
+
+bool charge(int ordinal, size_t bytes, uint64_t total) noexcept {
+  if (ordinal < 0 || ordinal >= kMaxDevices) return false;
+  auto& c = g_charged[ordinal];
+  uint64_t cur = c.load(std::memory_order_relaxed);
+  do {
+    if (bytes > total || cur > total - bytes) return false;
+  } while (!c.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed));
+  return true;
+}
+
+void uncharge(int ordinal, size_t bytes) noexcept {
+  if (ordinal >= 0 && ordinal < kMaxDevices) g_charged[ordinal].fetch_sub(bytes, std::memory_order_relaxed);
+}
+
+uint64_t charged(int ordinal) noexcept {
+  return ordinal >= 0 && ordinal < kMaxDevices ? g_charged[ordinal].load(std::memory_order_relaxed) : 0;
+}
+
+void release_context(const Context* ctx) noexcept {
+  auto& as = AddressSpace::get();
+  try {
+    for (auto& r : as.owned_by(ctx)) {
+      // Registered host memory stays the user's; only its registration goes away.
+      if (as.remove_base(r->base, [&](const Range& x) { return &x == r.get(); }) && r->kind == Kind::device)
+        uncharge(r->ordinal, r->accounted);
+    }
+  } catch (...) {
+  }
+}
+
+}  // namespace cuda_shim::mem

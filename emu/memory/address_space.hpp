@@ -1,0 +1,101 @@
+// The process-wide map of every address range the driver knows: device allocations,
+// pinned and registered host memory (later: managed memory, pools, VMM mappings).
+// Any interior pointer resolves in O(log n). Lookups hand out shared_ptrs, so a range
+// found by one thread stays mapped while it is used even if another thread frees it.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <vector>
+
+#include "core/errc.hpp"
+#include "memory/backing.hpp"
+
+namespace cuda_shim {
+class Context;
+}
+
+namespace cuda_shim::mem {
+
+enum class Kind {
+  device,           // cuMemAlloc / cuMemAllocPitch
+  host_pinned,      // cuMemAllocHost / cuMemHostAlloc
+  host_registered,  // cuMemHostRegister: the user's own pages
+  managed,          // reserved (cuMemAllocManaged)
+};
+
+const char* kind_name(Kind k) noexcept;
+
+struct Range {
+  Kind kind = Kind::device;
+  int ordinal = 0;                   // device the memory belongs to
+  std::shared_ptr<Context> ctx;      // context that allocated / registered it
+  uintptr_t base = 0;                // user-visible address (device pointer or host pointer)
+  size_t size = 0;                   // size the user asked for
+  size_t accounted = 0;              // bytes charged to the device (cuMemGetInfo)
+  char* host = nullptr;              // where the emulator reads/writes base
+  unsigned flags = 0;                // CU_MEMHOSTALLOC_* / CU_MEMHOSTREGISTER_*
+  uint64_t buffer_id = 0;            // CU_POINTER_ATTRIBUTE_BUFFER_ID (never reused)
+  std::shared_ptr<Backing> backing;  // null for registered host memory
+  std::atomic<bool> sync_memops{false};
+
+  bool contains(uintptr_t p, size_t n = 1) const {
+    return p >= base && p - base < size && n <= size - (p - base);
+  }
+  // The emulator-side address of user address p (which must lie inside the range).
+  char* translate(uintptr_t p) const { return host + (p - base); }
+  bool host_kind() const { return kind == Kind::host_pinned || kind == Kind::host_registered; }
+};
+
+using RangePtr = std::shared_ptr<Range>;
+
+class AddressSpace {
+ public:
+  static AddressSpace& get();
+
+  // Registers r. Fails (returns false) if it overlaps a known range.
+  bool insert(RangePtr r);
+  // The range containing p, or null.
+  RangePtr find(uintptr_t p) const;
+  // Any range overlapping [p, p+n), or null.
+  RangePtr find_overlap(uintptr_t p, size_t n) const;
+  // Removes and returns the range whose base is exactly p and whose kind is allowed by
+  // `pred`; null when there is none (nothing removed).
+  template <class Pred>
+  RangePtr remove_base(uintptr_t p, Pred pred) {
+    std::unique_lock lk(m_);
+    auto it = map_.find(p);
+    if (it == map_.end() || !pred(*it->second)) return nullptr;
+    RangePtr r = std::move(it->second);
+    map_.erase(it);
+    return r;
+  }
+  // Every range owned by ctx (for context teardown).
+  std::vector<RangePtr> owned_by(const Context* ctx) const;
+  size_t count() const;
+
+  uint64_t next_buffer_id() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  AddressSpace() = default;
+  mutable std::shared_mutex m_;
+  std::map<uintptr_t, RangePtr> map_;
+  std::atomic<uint64_t> next_id_{1};
+};
+
+// Device memory accounting (cuMemGetInfo / out-of-memory decisions).
+// The granularity the driver charges device memory in.
+constexpr size_t kAllocGranularity = 2u << 20;
+// Charges `bytes` to device `ordinal` unless that would exceed `total`.
+bool charge(int ordinal, size_t bytes, uint64_t total) noexcept;
+void uncharge(int ordinal, size_t bytes) noexcept;
+uint64_t charged(int ordinal) noexcept;
+
+// Frees every allocation a context owns; for the context's destroy / primary reset path.
+void release_context(const Context* ctx) noexcept;
+
+}  // namespace cuda_shim::mem

@@ -1,0 +1,261 @@
+// Driver entries: every cuMemcpy* and cuMemset* form. Synchronous forms run in order on
+// the default stream (legacy, or per-thread for _ptds) and return when done; Async forms
+// queue on their stream (_ptsz: a null stream means the per-thread default stream).
+#include "abi/driver_api.hpp"
+#include "core/context.hpp"
+#include "memory/copy.hpp"
+
+namespace cuda_shim::api {
+namespace {
+
+using mem::CopyOp;
+using mem::Extent;
+using mem::FillOp;
+using mem::Space;
+using mem::Submit;
+
+#define TRY(expr)                                         \
+  do {                                                    \
+    if (Errc e_ = (expr); e_ != Errc::success) return e_; \
+  } while (0)
+
+constexpr Submit kSync{false, nullptr, false};
+constexpr Submit kSyncPt{false, nullptr, true};
+Submit async_on(CUstream s, bool pt) { return Submit{true, s, pt}; }
+
+// 1D copy between two pointers, each read as `ds` / `ss`.
+Errc copy_1d(uintptr_t dst, Space ds, const char* dwhat, uintptr_t src, Space ss, const char* swhat, size_t n,
+             const Submit& how, const char* api) {
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  if (n == 0) return Errc::success;
+  CopyOp op;
+  op.width = n;
+  Extent e{n, 1, 1, n, n};
+  TRY(mem::resolve(src, ss, e, api, swhat, op.src));
+  TRY(mem::resolve(dst, ds, e, api, dwhat, op.dst));
+  TRY(mem::check_writable(op.dst, api, dwhat));
+  return mem::submit_copy(std::move(op), how, api);
+}
+
+uintptr_t u(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+// Measured: NULL contexts are accepted (the pointers say where the memory is); a garbage
+// context crashes the real driver, so refusing it is the kinder answer.
+Errc check_ctx(CUcontext c, const char* api, const char* what) {
+  if (!c) return Errc::success;
+  if (!contexts().find(c))
+    return fail(Errc::invalid_context, "{}: {} = {} is not a live context", api, what, static_cast<void*>(c));
+  return Errc::success;
+}
+
+Errc peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, const Submit& how,
+          const char* api) {
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  TRY(check_ctx(dctx, api, "dstContext"));
+  TRY(check_ctx(sctx, api, "srcContext"));
+  return copy_1d(dst, Space::device, "dstDevice", src, Space::device, "srcDevice", n, how, api);
+}
+
+Errc copy2d(const CUDA_MEMCPY2D* c, const Submit& how, const char* api) {
+  if (!c) {
+    std::shared_ptr<Context> ctx;
+    TRY(require_context(api, ctx));
+    return fail(Errc::invalid_value, "{}: pCopy is NULL", api);
+  }
+  mem::Copy3DArgs a{c->srcXInBytes, c->srcY, 0, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcArray,
+                    c->srcPitch, c->Height, c->dstXInBytes, c->dstY, 0, c->dstMemoryType, c->dstHost,
+                    c->dstDevice, c->dstArray, c->dstPitch, c->Height, c->WidthInBytes, c->Height, 1};
+  return mem::copy_3d(a, how, api);
+}
+
+Errc copy3d(const CUDA_MEMCPY3D* c, const Submit& how, const char* api) {
+  if (!c) {
+    std::shared_ptr<Context> ctx;
+    TRY(require_context(api, ctx));
+    return fail(Errc::invalid_value, "{}: pCopy is NULL", api);
+  }
+  mem::Copy3DArgs a{c->srcXInBytes, c->srcY, c->srcZ, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcArray,
+                    c->srcPitch, c->srcHeight, c->dstXInBytes, c->dstY, c->dstZ, c->dstMemoryType, c->dstHost,
+                    c->dstDevice, c->dstArray, c->dstPitch, c->dstHeight, c->WidthInBytes, c->Height, c->Depth};
+  return mem::copy_3d(a, how, api);
+}
+
+Errc copy3d_peer(const CUDA_MEMCPY3D_PEER* c, const Submit& how, const char* api) {
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  if (!c) return fail(Errc::invalid_value, "{}: pCopy is NULL", api);
+  // Contexts matter only for device-side operands.
+  if (c->srcMemoryType == CU_MEMORYTYPE_DEVICE) TRY(check_ctx(c->srcContext, api, "srcContext"));
+  if (c->dstMemoryType == CU_MEMORYTYPE_DEVICE) TRY(check_ctx(c->dstContext, api, "dstContext"));
+  mem::Copy3DArgs a{c->srcXInBytes, c->srcY, c->srcZ, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcArray,
+                    c->srcPitch, c->srcHeight, c->dstXInBytes, c->dstY, c->dstZ, c->dstMemoryType, c->dstHost,
+                    c->dstDevice, c->dstArray, c->dstPitch, c->dstHeight, c->WidthInBytes, c->Height, c->Depth};
+  return mem::copy_3d(a, how, api);
+}
+
+// cuMemsetD{8,16,32} and the 2D forms: `width` elements of `elem` bytes per row.
+Errc fill(CUdeviceptr dst, size_t pitch, unsigned value, unsigned elem, size_t width, size_t height,
+          const Submit& how, const char* api) {
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  if (dst % elem != 0)
+    return fail(Errc::invalid_value, "{}: dstDevice = {:#x} is not {}-byte aligned, as {}-bit elements require",
+                api, dst, elem, elem * 8);
+  if (height > 1 && pitch % elem != 0)
+    return fail(Errc::invalid_value, "{}: dstPitch {} is not a multiple of the element size {}", api, pitch, elem);
+  if (width > SIZE_MAX / elem) return fail(Errc::invalid_value, "{}: Width {} overflows", api, width);
+  if (height > 1 && pitch < width * elem)
+    return fail(Errc::invalid_value, "{}: dstPitch {} is smaller than a row ({} elements of {} bytes)", api, pitch,
+                width, elem);
+  if (width == 0 || height == 0) return Errc::success;
+  FillOp op;
+  op.value = value;
+  op.elem = elem;
+  op.width = width;
+  op.height = height;
+  Extent e{width * elem, height, 1, pitch, pitch * height};
+  TRY(mem::resolve(dst, Space::device, e, api, "dstDevice", op.dst));
+  TRY(mem::check_writable(op.dst, api, "dstDevice"));
+  return mem::submit_fill(std::move(op), how, api);
+}
+
+}  // namespace
+
+// ---- 1D copies ---------------------------------------------------------------------------
+Errc cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) noexcept {
+  return copy_1d(dst, Space::unified, "dst", src, Space::unified, "src", n, kSync, "cuMemcpy");
+}
+Errc cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n) noexcept {
+  return copy_1d(dst, Space::unified, "dst", src, Space::unified, "src", n, kSyncPt, "cuMemcpy");
+}
+Errc cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) noexcept {
+  return copy_1d(dst, Space::unified, "dst", src, Space::unified, "src", n, async_on(s, false), "cuMemcpyAsync");
+}
+Errc cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) noexcept {
+  return copy_1d(dst, Space::unified, "dst", src, Space::unified, "src", n, async_on(s, true), "cuMemcpyAsync");
+}
+
+Errc cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t n) noexcept {
+  return copy_1d(dst, Space::device, "dstDevice", u(src), Space::host, "srcHost", n, kSync, "cuMemcpyHtoD");
+}
+Errc cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void* src, size_t n) noexcept {
+  return copy_1d(dst, Space::device, "dstDevice", u(src), Space::host, "srcHost", n, kSyncPt, "cuMemcpyHtoD");
+}
+Errc cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t n) noexcept {
+  return copy_1d(u(dst), Space::host, "dstHost", src, Space::device, "srcDevice", n, kSync, "cuMemcpyDtoH");
+}
+Errc cuMemcpyDtoH_v2_ptds(void* dst, CUdeviceptr src, size_t n) noexcept {
+  return copy_1d(u(dst), Space::host, "dstHost", src, Space::device, "srcDevice", n, kSyncPt, "cuMemcpyDtoH");
+}
+Errc cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) noexcept {
+  return copy_1d(dst, Space::device, "dstDevice", src, Space::device, "srcDevice", n, kSync, "cuMemcpyDtoD");
+}
+Errc cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n) noexcept {
+  return copy_1d(dst, Space::device, "dstDevice", src, Space::device, "srcDevice", n, kSyncPt, "cuMemcpyDtoD");
+}
+
+Errc cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, CUstream s) noexcept {
+  return copy_1d(dst, Space::device, "dstDevice", u(src), Space::host, "srcHost", n, async_on(s, false),
+                 "cuMemcpyHtoDAsync");
+}
+Errc cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void* src, size_t n, CUstream s) noexcept {
+  return copy_1d(dst, Space::device, "dstDevice", u(src), Space::host, "srcHost", n, async_on(s, true),
+                 "cuMemcpyHtoDAsync");
+}
+Errc cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, CUstream s) noexcept {
+  return copy_1d(u(dst), Space::host, "dstHost", src, Space::device, "srcDevice", n, async_on(s, false),
+                 "cuMemcpyDtoHAsync");
+}
+Errc cuMemcpyDtoHAsync_v2_ptsz(void* dst, CUdeviceptr src, size_t n, CUstream s) noexcept {
+  return copy_1d(u(dst), Space::host, "dstHost", src, Space::device, "srcDevice", n, async_on(s, true),
+                 "cuMemcpyDtoHAsync");
+}
+Errc cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) noexcept {
+  return copy_1d(dst, Space::device, "dstDevice", src, Space::device, "srcDevice", n, async_on(s, false),
+                 "cuMemcpyDtoDAsync");
+}
+Errc cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) noexcept {
+  return copy_1d(dst, Space::device, "dstDevice", src, Space::device, "srcDevice", n, async_on(s, true),
+                 "cuMemcpyDtoDAsync");
+}
+
+Errc cuMemcpyPeer(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n) noexcept {
+  return peer(dst, dc, src, sc, n, kSync, "cuMemcpyPeer");
+}
+Errc cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n) noexcept {
+  return peer(dst, dc, src, sc, n, kSyncPt, "cuMemcpyPeer");
+}
+Errc cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n, CUstream s) noexcept {
+  return peer(dst, dc, src, sc, n, async_on(s, false), "cuMemcpyPeerAsync");
+}
+Errc cuMemcpyPeerAsync_ptsz(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n,
+                            CUstream s) noexcept {
+  return peer(dst, dc, src, sc, n, async_on(s, true), "cuMemcpyPeerAsync");
+}
+
+// ---- 2D / 3D copies ----------------------------------------------------------------------
+Errc cuMemcpy2D_v2(const CUDA_MEMCPY2D* c) noexcept { return copy2d(c, kSync, "cuMemcpy2D"); }
+Errc cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D* c) noexcept { return copy2d(c, kSyncPt, "cuMemcpy2D"); }
+Errc cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* c) noexcept { return copy2d(c, kSync, "cuMemcpy2DUnaligned"); }
+Errc cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D* c) noexcept {
+  return copy2d(c, kSyncPt, "cuMemcpy2DUnaligned");
+}
+Errc cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* c, CUstream s) noexcept {
+  return copy2d(c, async_on(s, false), "cuMemcpy2DAsync");
+}
+Errc cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D* c, CUstream s) noexcept {
+  return copy2d(c, async_on(s, true), "cuMemcpy2DAsync");
+}
+Errc cuMemcpy3D_v2(const CUDA_MEMCPY3D* c) noexcept { return copy3d(c, kSync, "cuMemcpy3D"); }
+Errc cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D* c) noexcept { return copy3d(c, kSyncPt, "cuMemcpy3D"); }
+Errc cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D* c, CUstream s) noexcept {
+  return copy3d(c, async_on(s, false), "cuMemcpy3DAsync");
+}
+Errc cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D* c, CUstream s) noexcept {
+  return copy3d(c, async_on(s, true), "cuMemcpy3DAsync");
+}
+Errc cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER* c) noexcept { return copy3d_peer(c, kSync, "cuMemcpy3DPeer"); }
+Errc cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER* c) noexcept { return copy3d_peer(c, kSyncPt, "cuMemcpy3DPeer"); }
+Errc cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* c, CUstream s) noexcept {
+  return copy3d_peer(c, async_on(s, false), "cuMemcpy3DPeerAsync");
+}
+Errc cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER* c, CUstream s) noexcept {
+  return copy3d_peer(c, async_on(s, true), "cuMemcpy3DPeerAsync");
+}
+
+// ---- memset ------------------------------------------------------------------------------
+#define MEMSET_1D(name, api, T, elem)                                                               \
+  Errc name##_v2(CUdeviceptr d, T v, size_t n) noexcept { return fill(d, 0, v, elem, n, 1, kSync, api); }      \
+  Errc name##_v2_ptds(CUdeviceptr d, T v, size_t n) noexcept { return fill(d, 0, v, elem, n, 1, kSyncPt, api); } \
+  Errc name##Async(CUdeviceptr d, T v, size_t n, CUstream s) noexcept {                             \
+    return fill(d, 0, v, elem, n, 1, async_on(s, false), api "Async");                              \
+  }                                                                                                 \
+  Errc name##Async_ptsz(CUdeviceptr d, T v, size_t n, CUstream s) noexcept {                        \
+    return fill(d, 0, v, elem, n, 1, async_on(s, true), api "Async");                               \
+  }
+MEMSET_1D(cuMemsetD8, "cuMemsetD8", unsigned char, 1)
+MEMSET_1D(cuMemsetD16, "cuMemsetD16", unsigned short, 2)
+MEMSET_1D(cuMemsetD32, "cuMemsetD32", unsigned int, 4)
+#undef MEMSET_1D
+
+#define MEMSET_2D(name, api, T, elem)                                                               \
+  Errc name##_v2(CUdeviceptr d, size_t p, T v, size_t w, size_t h) noexcept {                       \
+    return fill(d, p, v, elem, w, h, kSync, api);                                                   \
+  }                                                                                                 \
+  Errc name##_v2_ptds(CUdeviceptr d, size_t p, T v, size_t w, size_t h) noexcept {                  \
+    return fill(d, p, v, elem, w, h, kSyncPt, api);                                                 \
+  }                                                                                                 \
+  Errc name##Async(CUdeviceptr d, size_t p, T v, size_t w, size_t h, CUstream s) noexcept {         \
+    return fill(d, p, v, elem, w, h, async_on(s, false), api "Async");                              \
+  }                                                                                                 \
+  Errc name##Async_ptsz(CUdeviceptr d, size_t p, T v, size_t w, size_t h, CUstream s) noexcept {    \
+    return fill(d, p, v, elem, w, h, async_on(s, true), api "Async");                               \
+  }
+MEMSET_2D(cuMemsetD2D8, "cuMemsetD2D8", unsigned char, 1)
+MEMSET_2D(cuMemsetD2D16, "cuMemsetD2D16", unsigned short, 2)
+MEMSET_2D(cuMemsetD2D32, "cuMemsetD2D32", unsigned int, 4)
+#undef MEMSET_2D
+
+}  // namespace cuda_shim::api

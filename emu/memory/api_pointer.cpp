@@ -1,0 +1,163 @@
+// Driver entries: cuPointerGetAttribute(s) and cuPointerSetAttribute.
+#include <cstring>
+
+#include "abi/driver_api.hpp"
+#include "core/context.hpp"
+#include "core/driver.hpp"
+#include "memory/address_space.hpp"
+
+namespace cuda_shim::api {
+namespace {
+
+using mem::AddressSpace;
+using mem::Kind;
+using mem::RangePtr;
+
+#define TRY(expr)                                         \
+  do {                                                    \
+    if (Errc e_ = (expr); e_ != Errc::success) return e_; \
+  } while (0)
+
+template <class T>
+void put(void* data, T v) {
+  std::memcpy(data, &v, sizeof v);
+}
+// "Boolean" attributes are written as a 32-bit int: measured, the driver clears all four
+// low bytes of a 0xdeadbeef-filled slot (and callers such as NCCL pass an int).
+void put_bool(void* data, bool b) { put<int>(data, b ? 1 : 0); }
+
+// One attribute of a known range; a refusal is recorded with fail() (cuPointerGetAttributes
+// turns it into a default value for that slot instead).
+Errc get_one(void* data, CUpointer_attribute a, CUdeviceptr p, const RangePtr& r, const char* api) {
+  const bool dev = r->kind == Kind::device;
+  switch (a) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: put(data, reinterpret_cast<CUcontext>(r->ctx.get())); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+      put<unsigned>(data, dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST);
+      return Errc::success;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: put<CUdeviceptr>(data, p); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+      if (dev) {
+        put<void*>(data, nullptr);  // measured: NULL is written before the refusal
+        return fail(Errc::invalid_value, "{}: CU_POINTER_ATTRIBUTE_HOST_POINTER: {:#x} is device memory, which has no "
+                    "host address", api, p);
+      }
+      put(data, reinterpret_cast<void*>(p));
+      return Errc::success;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: put_bool(data, r->sync_memops.load()); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID: put<unsigned long long>(data, r->buffer_id); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: put_bool(data, r->kind == Kind::managed); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: put<int>(data, r->ordinal); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: put_bool(data, dev); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: put<CUdeviceptr>(data, r->base); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: put<size_t>(data, r->size); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_MAPPED: put_bool(data, true); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: put<unsigned long long>(data, 0); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: put_bool(data, dev); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+      put<unsigned>(data, CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE);
+      return Errc::success;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: put<CUmemoryPool>(data, nullptr); return Errc::success;
+    // Measured: a small allocation reports the 2 MiB chunk it was carved from.
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+      put<size_t>(data, (r->size + mem::kAllocGranularity - 1) / mem::kAllocGranularity * mem::kAllocGranularity);
+      return Errc::success;
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: put(data, reinterpret_cast<void*>(r->base)); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: put<unsigned long long>(data, r->buffer_id); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: put_bool(data, dev); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS:
+      // Measured: succeeds. There is no RDMA peer to hand tokens to: zero tokens.
+      put(data, CUDA_POINTER_ATTRIBUTE_P2P_TOKENS{});
+      return Errc::success;
+    default:
+      return fail(Errc::invalid_value, "{}: {} is not a CUpointer_attribute", api, static_cast<int>(a));
+  }
+}
+
+// The value a slot gets in cuPointerGetAttributes when the pointer is unknown or the
+// attribute does not apply: NULL / 0 of the attribute's type.
+size_t default_size(CUpointer_attribute a) {
+  switch (a) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: return 8;
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return sizeof(CUDA_POINTER_ATTRIBUTE_P2P_TOKENS);
+    default: return 4;
+  }
+}
+
+bool known_attribute(CUpointer_attribute a) {
+  return a >= CU_POINTER_ATTRIBUTE_CONTEXT && a <= CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE;
+}
+
+}  // namespace
+
+Errc cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) noexcept {
+  const char* api = "cuPointerGetAttribute";
+  TRY(Driver::get().require_init(api));
+  if (!data) return fail(Errc::invalid_value, "{}: data is NULL", api);
+  if (!known_attribute(attribute))
+    return fail(Errc::invalid_value, "{}: {} is not a CUpointer_attribute", api, static_cast<int>(attribute));
+  if (!current_context())  // measured: INVALID_VALUE, not INVALID_CONTEXT
+    return fail(Errc::invalid_value, "{}: no context is current on this thread, so no allocation can be looked up",
+                api);
+  RangePtr r = AddressSpace::get().find(ptr);
+  if (!r)
+    return fail(Errc::invalid_value, "{}: {:#x} is not memory the driver allocated, registered or mapped (pageable "
+                "host memory, or freed)", api, ptr);
+  return get_one(data, attribute, ptr, r, api);
+}
+
+Errc cuPointerGetAttributes(unsigned int n, CUpointer_attribute* attrs, void** data, CUdeviceptr ptr) noexcept {
+  const char* api = "cuPointerGetAttributes";
+  TRY(Driver::get().require_init(api));
+  if (n == 0) return Errc::success;
+  if (!attrs) return fail(Errc::invalid_value, "{}: attributes is NULL", api);
+  if (!data) return fail(Errc::invalid_value, "{}: data is NULL", api);
+  for (unsigned i = 0; i < n; ++i)
+    if (!known_attribute(attrs[i]))
+      return fail(Errc::invalid_value, "{}: attributes[{}] = {} is not a CUpointer_attribute", api, i,
+                  static_cast<int>(attrs[i]));
+  RangePtr r = AddressSpace::get().find(ptr);
+  for (unsigned i = 0; i < n; ++i) {
+    if (!data[i]) continue;  // the caller skipped this slot
+    if (r) {
+      // A slot that does not apply (host pointer of device memory) keeps its default.
+      Errc e = get_one(data[i], attrs[i], ptr, r, api);
+      if (e == Errc::success) continue;
+    }
+    if (size_t sz = default_size(attrs[i])) std::memset(data[i], 0, sz);
+    // Unknown memory: "no device" rather than device 0.
+    // Measured for unknown memory: DEVICE_ORDINAL -2 ("no device"), HOST_POINTER the pointer itself.
+    if (!r && attrs[i] == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL) put<int>(data[i], -2);
+    if (!r && attrs[i] == CU_POINTER_ATTRIBUTE_HOST_POINTER) put(data[i], reinterpret_cast<void*>(ptr));
+  }
+  clear_explanation();  // per-slot refusals are not this call's failure
+  return Errc::success;
+}
+
+Errc cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) noexcept {
+  const char* api = "cuPointerSetAttribute";
+  TRY(Driver::get().require_init(api));
+  if (!value) return fail(Errc::invalid_value, "{}: value is NULL", api);
+  if (attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
+    return fail(Errc::invalid_value, "{}: only CU_POINTER_ATTRIBUTE_SYNC_MEMOPS can be set (got {})", api,
+                static_cast<int>(attribute));
+  RangePtr r = AddressSpace::get().find(ptr);
+  if (!r)
+    return fail(Errc::invalid_value, "{}: {:#x} is not memory the driver knows", api, ptr);
+  unsigned v = 0;
+  std::memcpy(&v, value, sizeof v);
+  r->sync_memops.store(v != 0);  // the emulator's copies are always synchronous with respect to memops
+  return Errc::success;
+}
+
+}  // namespace cuda_shim::api

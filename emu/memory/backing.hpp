@@ -1,0 +1,44 @@
+// Where emulated memory lives. Device memory is a memfd (lazily backed: a 140 GB
+// device costs nothing until its pages are touched, and a later IPC layer can hand the
+// fd to another process) mapped twice: a PROT_NONE view whose address is the "device
+// pointer" (host code that dereferences it faults, as on a GPU), and a read-write
+// shadow view through which the emulator copies. Pinned host memory is one read-write
+// memfd mapping: host and device see the same address (UVA).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "core/errc.hpp"
+
+namespace cuda_shim::mem {
+
+class Backing {
+ public:
+  enum class View { device, host };
+
+  // Maps `size` bytes (rounded up to whole pages). On failure records why with fail()
+  // (CUDA_ERROR_OUT_OF_MEMORY) and returns null.
+  static std::shared_ptr<Backing> create(size_t size, View view, const char* api, Errc& err);
+  ~Backing();
+  Backing(const Backing&) = delete;
+  Backing& operator=(const Backing&) = delete;
+
+  int fd() const { return fd_; }
+  size_t mapped_size() const { return size_; }
+  // The address handed to the user (device view: PROT_NONE; host view: read-write).
+  uintptr_t user_address() const { return reinterpret_cast<uintptr_t>(user_); }
+  // The address the emulator reads and writes through.
+  char* shadow() const { return static_cast<char*>(shadow_); }
+
+ private:
+  Backing() = default;
+  int fd_ = -1;
+  size_t size_ = 0;
+  void* user_ = nullptr;
+  void* shadow_ = nullptr;  // == user_ for host views
+};
+
+size_t page_size() noexcept;
+
+}  // namespace cuda_shim::mem

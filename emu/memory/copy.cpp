@@ -1,0 +1,182 @@
+#include "memory/copy.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/context.hpp"
+
+namespace cuda_shim::mem {
+
+#define TRY_E(expr)                                       \
+  do {                                                    \
+    if (Errc e_ = (expr); e_ != Errc::success) return e_; \
+  } while (0)
+
+Errc check_writable(const Side& s, const char* api, const char* what) {
+  if (s.r && s.r->kind == Kind::host_registered && (s.r->flags & CU_MEMHOSTREGISTER_READ_ONLY))
+    return fail(Errc::invalid_value, "{}: {} lies in host memory registered with CU_MEMHOSTREGISTER_READ_ONLY at {:#x}; "
+                "the device may not write it", api, what, s.r->base);
+  return Errc::success;
+}
+
+Errc resolve(uintptr_t p, Space space, const Extent& e, const char* api, const char* what, Side& out) {
+  out.pitch = e.pitch;
+  out.slice = e.slice;
+  if (p == 0) return fail(Errc::invalid_value, "{}: {} is NULL", api, what);
+  RangePtr r = AddressSpace::get().find(p);
+  if (!r) {
+    if (space == Space::device)
+      return fail(Errc::invalid_value,
+                  "{}: {} = {:#x} is not device memory: no allocation contains it (never allocated, already "
+                  "freed, or a plain host pointer)", api, what, p);
+    // Pageable host memory: the user's own pages, copied through directly.
+    out.p = reinterpret_cast<char*>(p);
+    out.r = nullptr;
+    return Errc::success;
+  }
+  size_t span = e.span();
+  if (!r->contains(p, span ? span : 1)) {
+    size_t off = p - r->base;
+    return fail(Errc::invalid_value,
+                "{}: {} = {:#x} is {} bytes into {} of {} bytes at {:#x}; the copy touches {} bytes from there, "
+                "which runs {} bytes past the end of the allocation",
+                api, what, p, off, kind_name(r->kind), r->size, r->base, span, off + span - r->size);
+  }
+  out.p = r->translate(p);
+  out.r = std::move(r);
+  return Errc::success;
+}
+
+void CopyOp::run() const {
+  if (width == 0 || height == 0 || depth == 0) return;
+  const bool dc = (height == 1 || dst.pitch == width) && (depth == 1 || dst.slice == width * height);
+  const bool sc = (height == 1 || src.pitch == width) && (depth == 1 || src.slice == width * height);
+  if (dc && sc) {
+    std::memmove(dst.p, src.p, width * height * depth);
+    return;
+  }
+  for (size_t z = 0; z < depth; ++z)
+    for (size_t y = 0; y < height; ++y)
+      std::memmove(dst.p + z * dst.slice + y * dst.pitch, src.p + z * src.slice + y * src.pitch, width);
+}
+
+void FillOp::run() const {
+  for (size_t y = 0; y < height; ++y) {
+    char* row = dst.p + y * dst.pitch;
+    switch (elem) {
+      case 1: std::memset(row, static_cast<int>(value & 0xffu), width); break;
+      case 2: {
+        uint16_t v = static_cast<uint16_t>(value);
+        std::fill_n(reinterpret_cast<uint16_t*>(row), width, v);
+        break;
+      }
+      default: std::fill_n(reinterpret_cast<uint32_t*>(row), width, static_cast<uint32_t>(value)); break;
+    }
+  }
+}
+
+namespace {
+
+Errc stream_for(const Submit& how, const char* api, std::shared_ptr<Stream>& s) {
+  // Synchronous forms run on the default stream of the current context.
+  return resolve_stream(how.async ? how.stream : nullptr, how.per_thread, api, s);
+}
+
+}  // namespace
+
+Errc submit_copy(CopyOp op, const Submit& how, const char* api) {
+  std::shared_ptr<Stream> s;
+  if (Errc e = stream_for(how, api, s); e != Errc::success) return e;
+  if (op.width == 0 || op.height == 0 || op.depth == 0) return Errc::success;
+  bool wait = !how.async;
+  std::shared_ptr<char[]> staging;
+  if (how.async) {
+    if (op.src.pageable()) {
+      // The caller may reuse a pageable source as soon as we return: stage it now,
+      // as the real driver does.
+      size_t n = op.width * op.height * op.depth;
+      staging.reset(new char[n]);
+      CopyOp gather = op;
+      gather.dst = Side{staging.get(), nullptr, op.width, op.width * op.height};
+      gather.run();
+      op.src = Side{staging.get(), nullptr, op.width, op.width * op.height};
+    }
+    // Into pageable memory the copy completes before the call returns.
+    if (op.dst.pageable()) wait = true;
+  }
+  uint64_t seq = s->enqueue([op = std::move(op), staging = std::move(staging)] { op.run(); }, {}, /*inline_ok=*/true);
+  if (wait) s->wait_for(seq);
+  return Errc::success;
+}
+
+Errc submit_fill(FillOp op, const Submit& how, const char* api) {
+  std::shared_ptr<Stream> s;
+  if (Errc e = stream_for(how, api, s); e != Errc::success) return e;
+  if (op.width == 0 || op.height == 0) return Errc::success;
+  uint64_t seq = s->enqueue([op = std::move(op)] { op.run(); }, {}, true);
+  if (!how.async) s->wait_for(seq);
+  return Errc::success;
+}
+
+namespace {
+
+Errc side_3d(CUmemorytype type, const void* host, CUdeviceptr dev, CUarray arr, size_t x, size_t y, size_t z,
+             size_t pitch, size_t height, const Copy3DArgs& a, bool is_src, const char* api, Side& out) {
+  const char* pre = is_src ? "src" : "dst";
+  Space space;
+  uintptr_t base;
+  switch (type) {
+    case CU_MEMORYTYPE_HOST: space = Space::host; base = reinterpret_cast<uintptr_t>(host); break;
+    case CU_MEMORYTYPE_DEVICE: space = Space::device; base = dev; break;
+    case CU_MEMORYTYPE_UNIFIED: space = Space::unified; base = dev; break;
+    case CU_MEMORYTYPE_ARRAY:
+      if (!arr) return fail(Errc::invalid_value, "{}: {}MemoryType is CU_MEMORYTYPE_ARRAY but {}Array is NULL", api, pre, pre);
+      return fail(Errc::not_supported,
+                  "{}: {}MemoryType is CU_MEMORYTYPE_ARRAY: CUDA arrays are not emulated by cuda-shim (use linear "
+                  "memory with a pitch)", api, pre);
+    default:
+      return fail(Errc::invalid_value, "{}: {}MemoryType = {} is not a CUmemorytype (HOST 1, DEVICE 2, ARRAY 3, "
+                  "UNIFIED 4)", api, pre, static_cast<int>(type));
+  }
+  // Measured: a pitch below XInBytes + WidthInBytes is refused even for one row; pitch 0
+  // passes for a single row (rows are then never stepped). Likewise for slice heights.
+  if ((pitch != 0 || a.height > 1) && pitch < x + a.width)
+    return fail(Errc::invalid_value, "{}: {}Pitch {} is smaller than {}XInBytes + WidthInBytes = {}", api, pre, pitch,
+                pre, x + a.width);
+  if ((height != 0 || a.depth > 1) && height < a.height)
+    return fail(Errc::invalid_value, "{}: {}Height {} is smaller than the copy's Height {}", api, pre, height,
+                a.height);
+  Extent e{a.width, a.height, a.depth, pitch, pitch * height};
+  size_t off = (z * height + y) * pitch + x;
+  const char* what = is_src ? (space == Space::host ? "srcHost (+ offsets)" : "srcDevice (+ offsets)")
+                            : (space == Space::host ? "dstHost (+ offsets)" : "dstDevice (+ offsets)");
+  if (base == 0) return fail(Errc::invalid_value, "{}: {} is NULL", api, what);
+  TRY_E(resolve(base + off, space, e, api, what, out));
+  return is_src ? Errc::success : check_writable(out, api, what);
+}
+
+}  // namespace
+
+Errc copy_3d(const Copy3DArgs& a, const Submit& how, const char* api) {
+  CopyOp op;
+  op.width = a.width;
+  op.height = a.height;
+  op.depth = a.depth;
+  {
+    // The context check comes first, as for every other copy.
+    std::shared_ptr<Context> ctx;
+    if (Errc e = require_context(api, ctx); e != Errc::success) return e;
+  }
+  if (a.width == 0 || a.height == 0 || a.depth == 0) return Errc::success;  // nothing to touch
+  if (Errc e = side_3d(a.srcType, a.srcHost, a.srcDevice, a.srcArray, a.srcX, a.srcY, a.srcZ, a.srcPitch,
+                       a.srcHeight, a, true, api, op.src);
+      e != Errc::success)
+    return e;
+  if (Errc e = side_3d(a.dstType, a.dstHost, a.dstDevice, a.dstArray, a.dstX, a.dstY, a.dstZ, a.dstPitch,
+                       a.dstHeight, a, false, api, op.dst);
+      e != Errc::success)
+    return e;
+  return submit_copy(std::move(op), how, api);
+}
+
+}  // namespace cuda_shim::mem
