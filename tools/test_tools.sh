@@ -1,0 +1,82 @@
+#!/bin/sh
+# Checks the cuda-shim launcher (options become the documented environment, the child's
+# exit status comes back unchanged, mistakes are refused) and cuda-shim-info's listing.
+# Usage: test_tools.sh BUILD_BIN_DIR VERSION [SANITIZER]
+set -u
+
+bin=$1
+version=$2
+sanitized=${3:-}
+shim=$bin/cuda-shim
+libdir=$(CDPATH='' cd -- "$bin/../lib" && pwd -P)
+failures=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check() {  # check DESCRIPTION EXPECTED_STATUS COMMAND...
+  what=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>&1
+  got=$?
+  if [ "$got" != "$want" ]; then
+    printf 'FAIL: %s: exit %s, want %s\n' "$what" "$got" "$want"
+    sed 's/^/  | /' "$tmp/out"
+    failures=$((failures + 1))
+  else
+    printf 'ok:   %s\n' "$what"
+  fi
+}
+
+check "child's exit status comes back" 7 "$shim" run -- sh -c 'exit 7'
+check "command without --" 0 "$shim" run true
+check "signal status comes back" 143 "$shim" run -- sh -c 'kill -TERM $$'
+
+check "options become the environment" 0 "$shim" run --explain --trace --devices 3 \
+  --driver-version 13.3 -- sh -c '
+    test "$CUDA_SHIM_EXPLAIN" = 1 && test "$CUDA_SHIM_TRACE" = 1 &&
+    test "$CUDA_SHIM_DEVICES" = 3 && test "$CUDA_SHIM_DRIVER_VERSION" = 13030 &&
+    test -z "${LD_PRELOAD:-}"'
+check "--opt=value spelling, numeric driver version" 0 "$shim" run --devices=2 \
+  --driver-version=13000 -- sh -c 'test "$CUDA_SHIM_DEVICES" = 2 && test "$CUDA_SHIM_DRIVER_VERSION" = 13000'
+check "LD_LIBRARY_PATH starts with the library dir" 0 env LD_LIBRARY_PATH=/old "$shim" run -- \
+  sh -c "test \"\$LD_LIBRARY_PATH\" = '$libdir:/old'"
+
+printf 'devices = 2\n' >"$tmp/shim.conf"
+check "--config exports an absolute path" 0 sh -c "cd '$tmp' && '$shim' run --config shim.conf -- \
+  sh -c 'test \"\$CUDA_SHIM_CONFIG\" = \"\$(pwd -P)/shim.conf\"'"
+
+ln -s "$shim" "$tmp/cuda-shim-link"
+check "works through a symlink" 0 "$tmp/cuda-shim-link" run -- sh -c \
+  "test \"\${LD_LIBRARY_PATH%%:*}\" = '$libdir'"
+
+# Preloading our (possibly sanitizer-instrumented) libcuda into sh is only safe unsanitized.
+if [ -z "$sanitized" ]; then
+  check "--preload sets LD_PRELOAD to both libraries" 0 "$shim" run --preload -- sh -c \
+    "test \"\$LD_PRELOAD\" = '$libdir/libcuda.so.1:$libdir/libcudart.so.13'"
+fi
+
+check "unknown option refused" 2 "$shim" run --no-such-option -- true
+check "no command refused" 2 "$shim" run --explain
+check "bad --devices refused" 2 "$shim" run --devices two -- true
+check "bad --driver-version refused" 2 "$shim" run --driver-version 13.x -- true
+check "missing --config file refused" 2 "$shim" run --config "$tmp/nope" -- true
+check "unknown subcommand refused" 2 "$shim" frobnicate
+check "--help" 0 "$shim" --help
+check "--version" 0 sh -c "'$shim' --version | grep -qx 'cuda-shim $version'"
+check "missing libraries reported" 2 env CUDA_SHIM_LIBDIR="$tmp" "$shim" run -- true
+
+# cuda-shim-info through the launcher: exit status 0 and the nvidia-smi shapes.
+uuid='GPU-[0-9a-f]\{8\}-[0-9a-f]\{4\}-[0-9a-f]\{4\}-[0-9a-f]\{4\}-[0-9a-f]\{12\}'
+check "info -L lists two devices with UUIDs" 0 sh -c "'$shim' info --devices 2 -L >'$tmp/list' &&
+  test \$(wc -l <'$tmp/list') = 2 &&
+  grep -q '^GPU 0: .* (UUID: $uuid)\$' '$tmp/list' && grep -q '^GPU 1: .* (UUID: $uuid)\$' '$tmp/list' &&
+  test \$(cut -d'(' -f2 '$tmp/list' | sort -u | wc -l) = 2"
+check "info summary" 0 sh -c "'$shim' info --driver-version 13.0 >'$tmp/info' &&
+  grep -q '^Driver Version: 13.0 (cuDriverGetVersion 13000)' '$tmp/info' &&
+  grep -q '^GPU 0: .* (UUID: $uuid)\$' '$tmp/info' &&
+  grep -q '^  Total memory: *[1-9][0-9]* MiB' '$tmp/info' &&
+  grep -q '^  PCI bus id: *[0-9a-fA-F]\{4,8\}:[0-9a-fA-F]\{2\}:[0-9a-fA-F]\{2\}\.[0-7]\$' '$tmp/info'"
+check "info reports a newer driver version" 0 sh -c "'$shim' info --driver-version 13030 |
+  grep -q '^Driver Version: 13.3 (cuDriverGetVersion 13030)'"
+
+[ "$failures" = 0 ] || { printf '%s launcher check(s) failed\n' "$failures"; exit 1; }
