@@ -1,0 +1,41 @@
+// The runtime's own state on top of the driver: the thread's selected device and the
+// implicit initialization rule (the first call that needs a context initializes the
+// driver and makes the device's primary context current, unless a driver-API context
+// is already current, which the runtime then uses, as NVIDIA's runtime does).
+#pragma once
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "core/errc.hpp"
+
+namespace cuda_shim {
+class Context;
+}
+
+namespace cuda_shim::rt {
+
+#define RT_TRY(expr)                                      \
+  do {                                                    \
+    if (Errc e_ = (expr); e_ != Errc::success) return e_; \
+  } while (0)
+
+// cuInit(0) once per process (cheap afterwards).
+Errc init();
+// The context this thread's runtime work goes to; initializes lazily. `out` may be null.
+Errc context(const char* api, std::shared_ptr<Context>* out = nullptr);
+// The device the thread's runtime calls address: the current context's device when one
+// is current, else the device chosen with cudaSetDevice (default 0). Needs cuInit.
+int current_device();
+// Retains (once per process, again after a reset) device `dev`'s primary context on
+// behalf of the runtime and returns its handle. Does not make it current.
+Errc primary(int dev, CUcontext& out, const char* api);
+// Selects `dev` for this thread and makes its primary context current (cudaSetDevice).
+Errc select_device(int dev, const char* api);
+// The runtime no longer holds device `dev`'s primary context (after cudaDeviceReset).
+void forget_primary(int dev);
+
+Errc need(const void* p, const char* api, const char* what);
+
+}  // namespace cuda_shim::rt
