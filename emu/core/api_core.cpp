@@ -445,7 +445,9 @@ Errc cuCtxGetLimit(size_t* pvalue, CUlimit limit) noexcept {
   TRY(require_context("cuCtxGetLimit", ctx));
   TRY(need(pvalue, "cuCtxGetLimit", "pvalue"));
   int l = static_cast<int>(limit);
-  if (l < 0 || l >= kLimitCount || kLimitDefault[l] == 0)
+  if (l < 0 || l >= kLimitCount)  // measured: a value outside the enum is INVALID_VALUE
+    return fail(Errc::invalid_value, "cuCtxGetLimit: {} is not a CUlimit (0..{})", l, kLimitCount - 1);
+  if (kLimitDefault[l] == 0)
     return fail(Errc::unsupported_limit, "cuCtxGetLimit: limit {} is not supported on this device", l);
   *pvalue = ctx->limit[l] ? ctx->limit[l] : kLimitDefault[l];
   return Errc::success;
@@ -455,7 +457,9 @@ Errc cuCtxSetLimit(CUlimit limit, size_t value) noexcept {
   std::shared_ptr<Context> ctx;
   TRY(require_context("cuCtxSetLimit", ctx));
   int l = static_cast<int>(limit);
-  if (l < 0 || l >= kLimitCount || kLimitDefault[l] == 0)
+  if (l < 0 || l >= kLimitCount)
+    return fail(Errc::invalid_value, "cuCtxSetLimit: {} is not a CUlimit (0..{})", l, kLimitCount - 1);
+  if (kLimitDefault[l] == 0)
     return fail(Errc::unsupported_limit, "cuCtxSetLimit: limit {} is not supported on this device", l);
   ctx->limit[l] = value;
   return Errc::success;

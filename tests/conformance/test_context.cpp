@@ -109,10 +109,10 @@ TEST_CASE("stream priority range is [0, -5] on Hopper", "[ctx]") {
   CHECK(greatest == -5);
 }
 
-TEST_CASE("cuCtxGetLimit with an unknown limit is CUDA_ERROR_UNSUPPORTED_LIMIT", "[ctx]") {
+TEST_CASE("cuCtxGetLimit with a value that is no CUlimit is CUDA_ERROR_INVALID_VALUE", "[ctx]") {
   conformance_primary_ctx();
   size_t v = 0;
-  CHECK_CU(cuCtxGetLimit(&v, static_cast<CUlimit>(0x7fff)), CUDA_ERROR_UNSUPPORTED_LIMIT);
+  CHECK_CU(cuCtxGetLimit(&v, static_cast<CUlimit>(0x7fff)), CUDA_ERROR_INVALID_VALUE);
   REQUIRE_CU(cuCtxGetLimit(&v, CU_LIMIT_STACK_SIZE), CUDA_SUCCESS);
   CHECK(v > 0);
 }

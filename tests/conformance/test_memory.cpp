@@ -112,7 +112,10 @@ TEST_CASE("cuMemGetInfo reports the device's total and accounts for a 1 GiB allo
   CUdeviceptr p = alloc(size_t(1) << 30);
   size_t free1 = 0;
   REQUIRE_CU(cuMemGetInfo(&free1, &total), CUDA_SUCCESS);
-  CHECK(free0 - free1 == size_t(1) << 30);
+  // At least the allocation; the real driver may add bookkeeping of its own (measured on
+  // an H200 x2 machine: 1 GiB + 4 MiB; on a single H200: exactly 1 GiB).
+  CHECK(free0 - free1 >= size_t(1) << 30);
+  CHECK(free0 - free1 <= (size_t(1) << 30) + (size_t(8) << 20));
   CHECK_CU(cuMemFree(p), CUDA_SUCCESS);
   CHECK_CU(cuMemGetInfo(nullptr, &total), CUDA_SUCCESS);  // either output may be NULL
   CHECK_CU(cuMemGetInfo(&free1, nullptr), CUDA_SUCCESS);
