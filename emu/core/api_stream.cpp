@@ -4,6 +4,7 @@
 #include "abi/driver_api.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "memory/pool.hpp"
 
 namespace cuda_shim::api {
 namespace {
@@ -45,6 +46,7 @@ Errc sync(CUstream h, bool pt, const char* api) {
   std::shared_ptr<Stream> s;
   TRY(resolve_stream(h, pt, api, s));
   s->synchronize();
+  mem::pools_after_sync();  // observed frees are released down to each pool's threshold
   return Errc::success;
 }
 
@@ -56,7 +58,10 @@ Errc wait_event(CUstream hs, CUevent he, unsigned flags, bool pt, const char* ap
   if (flags & ~1u)  // CU_EVENT_WAIT_EXTERNAL
     return fail(Errc::invalid_value, "{}: flags {:#x}: only CU_EVENT_WAIT_DEFAULT and CU_EVENT_WAIT_EXTERNAL exist", api, flags);
   auto snap = ev->snap();
-  if (!snap.recorded() || snap.dep.done()) return Errc::success;  // nothing to wait for
+  if (!snap.recorded()) return Errc::success;  // nothing to wait for
+  // Remember the ordering even when the work is done: stream-ordered reuse follows it.
+  s->add_dep(snap.dep.stream, snap.dep.seq, snap.clock);
+  if (snap.dep.done()) return Errc::success;
   s->enqueue(nullptr, {snap.dep}, true);
   return Errc::success;
 }
@@ -107,7 +112,7 @@ Errc record(CUevent he, CUstream hs, unsigned flags, bool pt, const char* api) {
     };
     seq = s->enqueue(op, {}, true);
   }
-  ev->set(Event::Snap{Dep{s, seq}, rec});
+  ev->set(Event::Snap{Dep{s, seq}, rec, s->clock()});
   return Errc::success;
 }
 
@@ -219,7 +224,11 @@ Errc cuEventSynchronize(CUevent h) noexcept {
   std::shared_ptr<Event> ev;
   TRY(resolve_event(h, "cuEventSynchronize", ev));
   auto snap = ev->snap();
-  if (snap.recorded()) wait_dep(snap.dep);
+  if (snap.recorded()) {
+    wait_dep(snap.dep);
+    if (snap.dep.stream) snap.dep.stream->observe(snap.dep.seq);
+    mem::pools_after_sync();
+  }
   return Errc::success;
 }
 

@@ -5,6 +5,7 @@
 
 #include "core/driver.hpp"
 #include "memory/address_space.hpp"
+#include "memory/pool.hpp"
 
 namespace cuda_shim {
 namespace {
@@ -69,6 +70,7 @@ std::vector<std::shared_ptr<Stream>> Context::streams() {
 void Context::synchronize() {
   if (legacy_) legacy_->synchronize();
   for (auto& s : streams()) s->synchronize();
+  mem::pools_after_sync();
 }
 
 void Context::teardown() {

@@ -1,5 +1,6 @@
 #include "core/stream.hpp"
 
+#include <algorithm>
 #include <thread>
 
 #include "core/context.hpp"
@@ -72,7 +73,7 @@ uint64_t Stream::enqueue(std::function<void()> fn, std::vector<Dep> deps, bool i
     // Hold the stream's order: nothing else can run before `seq` is marked complete,
     // because later enqueuers see completed < submitted and queue behind us.
     lk.unlock();
-    fn();
+    if (fn) fn();
     finish(seq);
     return seq;
   }
@@ -108,6 +109,60 @@ void Stream::worker_loop() {
     op.fn = nullptr;
     finish(op.seq);
   }
+}
+
+uint64_t Stream::mark() { return enqueue(nullptr, {}, /*inline_ok=*/true); }
+
+void Stream::observe(uint64_t seq) {
+  uint64_t cur = observed_.load(std::memory_order_relaxed);
+  while (cur < seq && !observed_.compare_exchange_weak(cur, seq, std::memory_order_acq_rel)) {
+  }
+  ClockPtr c = clock();
+  if (!c) return;
+  // One level suffices: add_dep merged the clocks of what we waited on into ours.
+  for (auto& [w, t] : c->deps)
+    if (auto y = w.lock()) {
+      uint64_t done = std::min(t, y->completed());
+      uint64_t o = y->observed_.load(std::memory_order_relaxed);
+      while (o < done && !y->observed_.compare_exchange_weak(o, done, std::memory_order_acq_rel)) {
+      }
+    }
+}
+
+void Stream::add_dep(const std::shared_ptr<Stream>& x, uint64_t seq, const ClockPtr& xclock) {
+  if (!x || x.get() == this) return;
+  std::lock_guard lk(clock_m_);
+  auto next = std::make_shared<Clock>();
+  if (clock_) next->deps = clock_->deps;
+  auto merge = [&](const std::shared_ptr<Stream>& y, uint64_t t) {
+    if (!y || y.get() == this) return;
+    for (auto& [w, s] : next->deps)
+      if (auto z = w.lock(); z == y) {
+        s = std::max(s, t);
+        return;
+      }
+    next->deps.emplace_back(y, t);
+  };
+  merge(x, seq);
+  if (xclock)
+    for (auto& [w, t] : xclock->deps) merge(w.lock(), t);
+  // Forget streams that are gone so the clock does not grow without bound.
+  std::erase_if(next->deps, [](auto& e) { return e.first.expired(); });
+  clock_ = std::move(next);
+}
+
+bool Stream::depends_on(const Stream& x, uint64_t seq) const {
+  if (&x == this) return true;
+  if (ctx_ && x.ctx() == ctx_.get()) {
+    // The legacy default stream and blocking streams of one context wait for each other.
+    if (kind_ == StreamKind::legacy && x.blocking()) return true;
+    if (x.kind() == StreamKind::legacy && blocking()) return true;
+  }
+  ClockPtr c = clock();
+  if (!c) return false;
+  for (auto& [w, t] : c->deps)
+    if (auto y = w.lock(); y.get() == &x) return t >= seq;
+  return false;
 }
 
 void Stream::wait_for(uint64_t seq) {

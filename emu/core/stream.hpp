@@ -32,6 +32,14 @@ struct Dep {
 
 enum class StreamKind { user, legacy, per_thread };
 
+// What a stream is known to be ordered after: (stream, sequence number) pairs learned
+// from cuStreamWaitEvent, merged transitively. Immutable; replaced on change, so an
+// event can keep the snapshot of its stream's clock at record time for free.
+struct Clock {
+  std::vector<std::pair<std::weak_ptr<Stream>, uint64_t>> deps;
+};
+using ClockPtr = std::shared_ptr<const Clock>;
+
 class Stream : public std::enable_shared_from_this<Stream> {
  public:
   Stream(std::shared_ptr<Context> ctx, StreamKind kind, unsigned flags, int priority);
@@ -53,9 +61,33 @@ class Stream : public std::enable_shared_from_this<Stream> {
   uint64_t completed() const { return completed_.load(); }
   bool idle() const { return completed() >= submitted(); }
   void wait_for(uint64_t seq);  // block until op `seq` completed
-  void synchronize() { wait_for(submitted()); }
+  // Host synchronization: waits for everything submitted so far and records that the
+  // host has observed it (stream-ordered frees up to here become reusable by anyone).
+  void synchronize() {
+    uint64_t t = submitted();
+    wait_for(t);
+    observe(t);
+  }
+  // A position in stream order with no work (a stream-ordered free): complete once every
+  // earlier operation, including implicit legacy-stream dependencies, is complete.
+  uint64_t mark();
   // Dependencies an operation on this stream picks up implicitly (legacy stream rules).
   std::vector<Dep> implicit_deps();
+
+  // The host has seen operation `seq` complete (synchronize, event synchronize). Also
+  // observes what this stream was ordered after, as far as that has completed.
+  void observe(uint64_t seq);
+  uint64_t observed() const { return observed_.load(std::memory_order_acquire); }
+
+  ClockPtr clock() const {
+    std::lock_guard lk(clock_m_);
+    return clock_;
+  }
+  // This stream's future work is ordered after op `seq` of `x` (and what x's clock held).
+  void add_dep(const std::shared_ptr<Stream>& x, uint64_t seq, const ClockPtr& xclock);
+  // Is work submitted to this stream from now on ordered after op `seq` of `x`?
+  // Counts cuStreamWaitEvent chains and the legacy default stream's implicit ordering.
+  bool depends_on(const Stream& x, uint64_t seq) const;
 
  private:
   struct Op {
@@ -76,6 +108,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   bool worker_active_ = false;
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> completed_{0};
+  std::atomic<uint64_t> observed_{0};
+  mutable std::mutex clock_m_;
+  ClockPtr clock_;
 };
 
 // Global progress signal: any completion wakes waiters (cheap when no one waits).
@@ -99,6 +134,7 @@ class Event {
   struct Snap {
     Dep dep;
     std::shared_ptr<EventRecord> rec;
+    ClockPtr clock;  // what the recording stream was ordered after at record time
     bool recorded() const { return rec != nullptr; }
   };
   Snap snap() const {

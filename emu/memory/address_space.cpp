@@ -11,6 +11,7 @@ const char* kind_name(Kind k) noexcept {
     case Kind::host_pinned: return "pinned host memory";
     case Kind::host_registered: return "registered host memory";
     case Kind::managed: return "managed memory";
+    case Kind::pool: return "memory-pool memory";
   }
   return "memory";
 }

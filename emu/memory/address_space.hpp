@@ -21,11 +21,14 @@ class Context;
 
 namespace cuda_shim::mem {
 
+class Pool;
+
 enum class Kind {
   device,           // cuMemAlloc / cuMemAllocPitch
   host_pinned,      // cuMemAllocHost / cuMemHostAlloc
   host_registered,  // cuMemHostRegister: the user's own pages
   managed,          // reserved (cuMemAllocManaged)
+  pool,             // a memory pool's whole window; Pool::lookup finds the allocation
 };
 
 const char* kind_name(Kind k) noexcept;
@@ -41,6 +44,7 @@ struct Range {
   unsigned flags = 0;                // CU_MEMHOSTALLOC_* / CU_MEMHOSTREGISTER_*
   uint64_t buffer_id = 0;            // CU_POINTER_ATTRIBUTE_BUFFER_ID (never reused)
   std::shared_ptr<Backing> backing;  // null for registered host memory
+  std::shared_ptr<Pool> pool;        // Kind::pool: keeps the window mapped while in use
   std::atomic<bool> sync_memops{false};
 
   bool contains(uintptr_t p, size_t n = 1) const {

@@ -9,6 +9,7 @@
 #include "core/context.hpp"
 #include "core/driver.hpp"
 #include "memory/address_space.hpp"
+#include "memory/pool.hpp"
 
 namespace cuda_shim::api {
 namespace {
@@ -85,7 +86,8 @@ Errc not_an_allocation(uintptr_t p, Kind want, const char* api, const char* what
                 mem::kind_name(want),
                 r->kind == Kind::host_pinned ? " (free it with cuMemFreeHost)"
                 : r->kind == Kind::device    ? " (free it with cuMemFree)"
-                : r->kind == Kind::host_registered ? " (release it with cuMemHostUnregister)" : "");
+                : r->kind == Kind::host_registered ? " (release it with cuMemHostUnregister)"
+                : r->kind == Kind::pool ? " (free it with cuMemFreeAsync, or cuMemFree)" : "");
   return fail(Errc::invalid_value, "{}: {} = {:#x} points {} bytes into the {}-byte allocation at {:#x}; only the "
               "base address returned by the allocation can be freed", api, what, p, p - r->base, r->size, r->base);
 }
@@ -159,6 +161,11 @@ Errc cuMemFree_v2(CUdeviceptr dptr) noexcept {
   // Measured: freeing needs no current context (the allocation knows its own).
   TRY(Driver::get().require_init(api));
   if (dptr == 0) return Errc::success;  // measured: cuMemFree(0) is a no-op
+  if (RangePtr pr = AddressSpace::get().find(dptr); pr && pr->kind == Kind::pool) {
+    // A stream-ordered allocation: cuMemFree waits for the device's work, then frees it.
+    if (auto ctx = current_context()) ctx->synchronize();
+    return pr->pool->free_now(dptr, api);
+  }
   RangePtr r = AddressSpace::get().remove_base(dptr, [](const Range& x) { return x.kind == Kind::device; });
   if (!r) return not_an_allocation(dptr, Kind::device, api, "dptr");
   mem::uncharge(r->ordinal, r->accounted);
@@ -188,6 +195,18 @@ Errc cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr
   if (!r)
     return fail(Errc::not_found, "{}: {:#x} lies in no allocation the driver knows (never allocated, or freed)", api,
                 dptr);
+  if (r->kind == Kind::pool) {
+    mem::PoolAlloc al;
+    if (!r->pool->lookup(dptr, al))
+      return fail(Errc::not_found, "{}: {:#x} lies in {} but in no live allocation (freed, or never allocated)", api,
+                  dptr, r->pool->describe());
+    if (r->pool->host_located())  // measured
+      return fail(Errc::not_found, "{}: {:#x} is host memory from {}; cuMemGetAddressRange describes device "
+                  "allocations only", api, dptr, r->pool->describe());
+    if (pbase) *pbase = al.base;
+    if (psize) *psize = al.size;
+    return Errc::success;
+  }
   if (pbase) *pbase = r->base;
   if (psize) *psize = r->size;
   return Errc::success;

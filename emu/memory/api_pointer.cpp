@@ -5,6 +5,7 @@
 #include "core/context.hpp"
 #include "core/driver.hpp"
 #include "memory/address_space.hpp"
+#include "memory/pool.hpp"
 
 namespace cuda_shim::api {
 namespace {
@@ -74,6 +75,79 @@ Errc get_one(void* data, CUpointer_attribute a, CUdeviceptr p, const RangePtr& r
   }
 }
 
+// One attribute of a live pool allocation (all measured on the H200, per pool kind).
+Errc get_pool_one(void* data, CUpointer_attribute a, CUdeviceptr p, const mem::Pool& pool, const mem::PoolAlloc& al,
+                  const char* api) {
+  const bool host = pool.host_located(), managed = pool.managed();
+  switch (a) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: put<CUcontext>(data, nullptr); return Errc::success;  // pools have no context
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+      put<unsigned>(data, host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE);
+      return Errc::success;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+      if (host) {
+        put<CUdeviceptr>(data, 0);
+        return fail(Errc::invalid_value, "{}: CU_POINTER_ATTRIBUTE_DEVICE_POINTER: {:#x} is host memory from {}, which "
+                    "has no device address", api, p, pool.describe());
+      }
+      put<CUdeviceptr>(data, p);
+      return Errc::success;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+      if (!host && !managed) {
+        put<void*>(data, nullptr);
+        return fail(Errc::invalid_value, "{}: CU_POINTER_ATTRIBUTE_HOST_POINTER: {:#x} is device memory from {}, which "
+                    "has no host address", api, p, pool.describe());
+      }
+      put(data, reinterpret_cast<void*>(p));
+      return Errc::success;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: put_bool(data, managed); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID: put<unsigned long long>(data, al.buffer_id); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: put_bool(data, managed); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: {
+      int d = pool.device();
+      if (d < 0) {
+        auto ctx = current_context();
+        d = ctx ? ctx->ordinal() : 0;
+      }
+      put<int>(data, d);
+      return Errc::success;
+    }
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: put_bool(data, false); return Errc::success;
+    // Measured: host-located pool memory reports a range start of 0 (and a correct size).
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: put<CUdeviceptr>(data, host ? 0 : al.base); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: put<size_t>(data, al.size); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_MAPPED: put_bool(data, true); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+      put<unsigned long long>(data, pool.props().handle_types);
+      return Errc::success;
+    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: put_bool(data, false); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+      put<unsigned>(data, CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE);
+      return Errc::success;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+      put<CUmemoryPool>(data, reinterpret_cast<CUmemoryPool>(pool.handle()));
+      return Errc::success;
+    // The pool's physical granule: the 32 MiB chunk holding p, and its identity.
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: put<size_t>(data, mem::kPoolChunk); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+      put(data, reinterpret_cast<void*>(al.chunk_base));
+      return Errc::success;
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: put<unsigned long long>(data, al.chunk_id); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: put_bool(data, false); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: put(data, CUDA_POINTER_ATTRIBUTE_P2P_TOKENS{}); return Errc::success;
+    default:
+      return fail(Errc::invalid_value, "{}: {} is not a CUpointer_attribute", api, static_cast<int>(a));
+  }
+}
+
+// A range found by address, narrowed to the pool allocation when it is a pool window:
+// null when p lies in no live allocation.
+RangePtr find_live(CUdeviceptr p, mem::PoolAlloc& al) {
+  RangePtr r = AddressSpace::get().find(p);
+  if (r && r->kind == Kind::pool && !r->pool->lookup(p, al)) return nullptr;
+  return r;
+}
+
 // The value a slot gets in cuPointerGetAttributes when the pointer is unknown or the
 // attribute does not apply: NULL / 0 of the attribute's type.
 size_t default_size(CUpointer_attribute a) {
@@ -109,10 +183,12 @@ Errc cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdevicept
   if (!current_context())  // measured: INVALID_VALUE, not INVALID_CONTEXT
     return fail(Errc::invalid_value, "{}: no context is current on this thread, so no allocation can be looked up",
                 api);
-  RangePtr r = AddressSpace::get().find(ptr);
+  mem::PoolAlloc al;
+  RangePtr r = find_live(ptr, al);
   if (!r)
     return fail(Errc::invalid_value, "{}: {:#x} is not memory the driver allocated, registered or mapped (pageable "
                 "host memory, or freed)", api, ptr);
+  if (r->kind == Kind::pool) return get_pool_one(data, attribute, ptr, *r->pool, al, api);
   return get_one(data, attribute, ptr, r, api);
 }
 
@@ -126,12 +202,14 @@ Errc cuPointerGetAttributes(unsigned int n, CUpointer_attribute* attrs, void** d
     if (!known_attribute(attrs[i]))
       return fail(Errc::invalid_value, "{}: attributes[{}] = {} is not a CUpointer_attribute", api, i,
                   static_cast<int>(attrs[i]));
-  RangePtr r = AddressSpace::get().find(ptr);
+  mem::PoolAlloc al;
+  RangePtr r = find_live(ptr, al);
   for (unsigned i = 0; i < n; ++i) {
     if (!data[i]) continue;  // the caller skipped this slot
     if (r) {
       // A slot that does not apply (host pointer of device memory) keeps its default.
-      Errc e = get_one(data[i], attrs[i], ptr, r, api);
+      Errc e = r->kind == Kind::pool ? get_pool_one(data[i], attrs[i], ptr, *r->pool, al, api)
+                                     : get_one(data[i], attrs[i], ptr, r, api);
       if (e == Errc::success) continue;
     }
     if (size_t sz = default_size(attrs[i])) std::memset(data[i], 0, sz);
@@ -151,9 +229,11 @@ Errc cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUd
   if (attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
     return fail(Errc::invalid_value, "{}: only CU_POINTER_ATTRIBUTE_SYNC_MEMOPS can be set (got {})", api,
                 static_cast<int>(attribute));
-  RangePtr r = AddressSpace::get().find(ptr);
+  mem::PoolAlloc al;
+  RangePtr r = find_live(ptr, al);
   if (!r)
     return fail(Errc::invalid_value, "{}: {:#x} is not memory the driver knows", api, ptr);
+  if (r->kind == Kind::pool) return Errc::success;  // pool memory's copies are always synchronous
   unsigned v = 0;
   std::memcpy(&v, value, sizeof v);
   r->sync_memops.store(v != 0);  // the emulator's copies are always synchronous with respect to memops

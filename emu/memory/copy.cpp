@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/context.hpp"
+#include "memory/pool.hpp"
 
 namespace cuda_shim::mem {
 
@@ -18,6 +19,39 @@ Errc check_writable(const Side& s, const char* api, const char* what) {
                 "the device may not write it", api, what, s.r->base);
   return Errc::success;
 }
+
+namespace {
+
+// p lies in a pool's window: it must lie in a live allocation, and the copy must stay
+// inside that allocation (measured: the bytes between allocations are refused too).
+Errc resolve_pool(uintptr_t p, Space space, size_t span, RangePtr r, const char* api, const char* what, Side& out) {
+  const Pool& pool = *r->pool;
+  PoolAlloc a;
+  if (!pool.lookup(p, a))
+    return fail(Errc::invalid_value, "{}: {} = {:#x} lies in {} but in no live allocation (freed, or never "
+                "allocated)", api, what, p, pool.describe());
+  // Measured: host-located pool memory is host memory; the device-side forms
+  // (cuMemcpyDtoH/HtoD/DtoD, cuMemset*) refuse it even when a device was given access.
+  if (space == Space::device && pool.host_located())
+    return fail(Errc::invalid_value, "{}: {} = {:#x} is host memory from {}; this copy needs device memory (copy it "
+                "with cuMemcpy / cudaMemcpyDefault, or as host memory)", api, what, p, pool.describe());
+  if (pool.device_located()) {
+    // Another device's pool memory is reachable only once cuMemPoolSetAccess granted it.
+    if (auto ctx = current_context(); ctx && !(pool.access(ctx->ordinal()) & CU_MEM_ACCESS_FLAGS_PROT_READWRITE))
+      return fail(Errc::invalid_value, "{}: {} = {:#x} belongs to {}, which device {} (the current context's) has "
+                  "no access to; grant it with cuMemPoolSetAccess", api, what, p, pool.describe(), ctx->ordinal());
+  }
+  size_t off = p - a.base;
+  if (span > a.size - off)
+    return fail(Errc::invalid_value, "{}: {} = {:#x} is {} bytes into an allocation of {} bytes at {:#x} from {}; the "
+                "copy touches {} bytes from there, {} past its end", api, what, p, off, a.size, a.base,
+                pool.describe(), span, off + span - a.size);
+  out.p = a.host + off;
+  out.r = std::move(r);
+  return Errc::success;
+}
+
+}  // namespace
 
 Errc resolve(uintptr_t p, Space space, const Extent& e, const char* api, const char* what, Side& out) {
   out.pitch = e.pitch;
@@ -35,6 +69,7 @@ Errc resolve(uintptr_t p, Space space, const Extent& e, const char* api, const c
     return Errc::success;
   }
   size_t span = e.span();
+  if (r->kind == Kind::pool) return resolve_pool(p, space, span ? span : 1, std::move(r), api, what, out);
   if (!r->contains(p, span ? span : 1)) {
     size_t off = p - r->base;
     return fail(Errc::invalid_value,

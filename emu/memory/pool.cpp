@@ -1,0 +1,1071 @@
+#include "memory/pool.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <shared_mutex>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "core/context.hpp"
+#include "core/driver.hpp"
+#include "memory/address_space.hpp"
+
+namespace cuda_shim::mem {
+
+// ---- blocks and the address-ordered treap ---------------------------------------------
+// The window is tiled by blocks: live allocations, and free extents between them. Free
+// space always coalesces; a free extent lists the stream-ordered frees inside it that the
+// host has not observed yet (pending intervals). Those are barriers for a stream that may
+// not reuse them yet, and transparent for the others (measured: a stream allocates across
+// its own pending free and the settled space next to it). Every block lives in one treap
+// keyed by offset and augmented with the largest free extent of each subtree: first fit
+// and "which block holds p" are O(log n).
+struct PoolPending {
+  uintptr_t off = 0;
+  size_t len = 0;
+  void* entry = nullptr;  // the freeing stream's Pool::StreamEntry
+  uint64_t seq = 0;       // the free's position in that stream
+  PoolBlock* owner = nullptr;
+  PoolPending* pprev = nullptr;  // the entry's list
+  PoolPending* pnext = nullptr;
+};
+
+struct PoolBlock {
+  uintptr_t off = 0;
+  size_t size = 0;  // multiple of kPoolAlign
+  PoolBlock* prev = nullptr;  // address order
+  PoolBlock* next = nullptr;
+  PoolBlock* l = nullptr;  // treap
+  PoolBlock* r = nullptr;
+  uint32_t prio = 0;
+  size_t max_free = 0;
+  bool used = false;
+  size_t req = 0;          // used: bytes requested
+  uint64_t buffer_id = 0;  // used
+  std::vector<PoolPending*> ivs;  // free: pending intervals, by offset
+};
+
+struct Pool::StreamEntry {
+  std::shared_ptr<Stream> s;  // kept alive while frees wait on it
+  PoolPending* head = nullptr;
+  size_t count = 0;
+};
+
+namespace {
+
+size_t mf(const PoolBlock* n) { return n ? n->max_free : 0; }
+void pull(PoolBlock* n) { n->max_free = std::max({n->used ? size_t(0) : n->size, mf(n->l), mf(n->r)}); }
+
+PoolBlock* rot_right(PoolBlock* n) {
+  PoolBlock* l = n->l;
+  n->l = l->r;
+  l->r = n;
+  pull(n);
+  pull(l);
+  return l;
+}
+PoolBlock* rot_left(PoolBlock* n) {
+  PoolBlock* r = n->r;
+  n->r = r->l;
+  r->l = n;
+  pull(n);
+  pull(r);
+  return r;
+}
+PoolBlock* t_insert(PoolBlock* root, PoolBlock* b) {
+  if (!root) {
+    b->l = b->r = nullptr;
+    pull(b);
+    return b;
+  }
+  if (b->off < root->off) {
+    root->l = t_insert(root->l, b);
+    if (root->l->prio > root->prio) return rot_right(root);
+  } else {
+    root->r = t_insert(root->r, b);
+    if (root->r->prio > root->prio) return rot_left(root);
+  }
+  pull(root);
+  return root;
+}
+PoolBlock* t_join(PoolBlock* a, PoolBlock* b) {  // every key of a < every key of b
+  if (!a) return b;
+  if (!b) return a;
+  if (a->prio > b->prio) {
+    a->r = t_join(a->r, b);
+    pull(a);
+    return a;
+  }
+  b->l = t_join(a, b->l);
+  pull(b);
+  return b;
+}
+PoolBlock* t_erase(PoolBlock* root, uintptr_t off) {
+  if (!root) return nullptr;
+  if (off < root->off) root->l = t_erase(root->l, off);
+  else if (off > root->off) root->r = t_erase(root->r, off);
+  else {
+    PoolBlock* j = t_join(root->l, root->r);
+    root->l = root->r = nullptr;
+    return j;
+  }
+  pull(root);
+  return root;
+}
+// Recomputes the augmentation on the path to `off` (after a block there changed).
+void t_repull(PoolBlock* root, uintptr_t off) {
+  if (!root) return;
+  if (off < root->off) t_repull(root->l, off);
+  else if (off > root->off) t_repull(root->r, off);
+  pull(root);
+}
+PoolBlock* t_find_le(PoolBlock* n, uintptr_t off) {
+  PoolBlock* best = nullptr;
+  while (n) {
+    if (n->off <= off) {
+      best = n;
+      n = n->r;
+    } else {
+      n = n->l;
+    }
+  }
+  return best;
+}
+// Lowest-address free block of at least r bytes accepted by `ok`.
+template <class Ok>
+PoolBlock* t_first_fit(PoolBlock* n, size_t r, Ok& ok) {
+  if (!n || n->max_free < r) return nullptr;
+  if (PoolBlock* b = t_first_fit(n->l, r, ok)) return b;
+  if (!n->used && n->size >= r && ok(n)) return n;
+  return t_first_fit(n->r, r, ok);
+}
+
+size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+std::atomic<uint64_t> g_next_buffer_id{1};
+std::atomic<uint64_t> g_next_chunk_id{1};
+std::atomic<int> g_attention{0};  // pools that may have work at the next synchronization
+
+// How much address space one pool's window may take. The real driver reserves the whole
+// capacity (the device's memory by default); so do we, up to this cap (sanitizer runtimes
+// have small application address ranges). CUDA_SHIM_POOL_VA_MAX overrides it (bytes).
+size_t window_cap() {
+  static const size_t cap = [] {
+#if defined(__SANITIZE_THREAD__)
+    size_t c = size_t(8) << 30;
+#else
+    size_t c = size_t(1) << 40;
+#endif
+    if (const char* e = std::getenv("CUDA_SHIM_POOL_VA_MAX"))
+      if (unsigned long long v = std::strtoull(e, nullptr, 0); v >= kPoolChunk) c = round_up(v, kPoolChunk);
+    return c;
+  }();
+  return cap;
+}
+
+// CUDA_SHIM_CHECK_POOLS=1 re-derives every pool's books after each change (tests, fuzzing).
+bool checking() {
+  static const bool on = [] {
+    const char* e = std::getenv("CUDA_SHIM_CHECK_POOLS");
+    return e && *e && *e != '0';
+  }();
+  return on;
+}
+
+// An address range of `len` bytes aligned to `align`, reserved (PROT_NONE) and not backed.
+void* reserve_aligned(size_t len, size_t align) {
+  size_t span = len + align;
+  void* p = ::mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  auto a = reinterpret_cast<uintptr_t>(p);
+  uintptr_t b = round_up(a, align);
+  if (b > a) ::munmap(p, b - a);
+  if (uintptr_t end = b + len; end < a + span) ::munmap(reinterpret_cast<void*>(end), a + span - end);
+  return reinterpret_cast<void*>(b);
+}
+
+}  // namespace
+
+// ---- Pool ------------------------------------------------------------------------------
+Pool::Pool(const Props& p, uint64_t capacity, int ndev, bool is_default)
+    : props_(p), capacity_(capacity), default_(is_default), access_(static_cast<size_t>(ndev), 0) {
+  // Default access (measured): a device pool is read-write for its device only; host and
+  // host-NUMA pools for the host only; managed pools report no access anywhere.
+  if (device_located() && p.loc_id >= 0 && p.loc_id < ndev) access_[p.loc_id] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (host_located()) host_access_ = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  rng_ ^= static_cast<uint32_t>(reinterpret_cast<uintptr_t>(this) >> 4);
+}
+
+Pool::~Pool() {
+  if (attention_) g_attention.fetch_sub(1, std::memory_order_relaxed);
+  // Committed chunks of a device pool were charged to the device.
+  if (device_located())
+    for (size_t c = 0; c < chunk_committed_.size(); ++c)
+      if (chunk_committed_[c]) uncharge(props_.loc_id, kPoolChunk);
+  if (shadow_ && reinterpret_cast<uintptr_t>(shadow_) != window_) ::munmap(shadow_, window_size_);
+  if (window_) ::munmap(reinterpret_cast<void*>(window_), window_size_);
+  if (fd_ >= 0) ::close(fd_);
+  for (auto& e : streams_) e->s.reset();
+}
+
+std::string Pool::describe() const {
+  std::string where;
+  switch (props_.loc_type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE: where = fmt::format("device {}", props_.loc_id); break;
+    case CU_MEM_LOCATION_TYPE_HOST: where = "host"; break;
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA: where = fmt::format("host NUMA node {}", props_.loc_id); break;
+    default: where = "no preferred location"; break;
+  }
+  return fmt::format("pool {:#x} ({}, {}{}{})", handle_, where, managed() ? "managed" : "pinned",
+                     default_ ? ", default pool" : "", destroyed() ? ", destroyed" : "");
+}
+
+Errc Pool::reserve_window(const char* api) {
+  size_t len = static_cast<size_t>(std::min<uint64_t>(capacity_, window_cap()));
+  int fd = ::memfd_create(device_located() ? "cuda-shim-pool" : "cuda-shim-host-pool", MFD_CLOEXEC);
+  if (fd < 0) return fail(Errc::out_of_memory, "{}: memfd_create for {} failed ({})", api, describe(), std::strerror(errno));
+  if (::ftruncate(fd, static_cast<off_t>(len)) != 0) {
+    ::close(fd);
+    return fail(Errc::out_of_memory, "{}: cannot size the {}-byte backing of {} ({})", api, len, describe(),
+                std::strerror(errno));
+  }
+  void* w = reserve_aligned(len, kPoolChunk);
+  if (!w) {
+    ::close(fd);
+    return fail(Errc::out_of_memory, "{}: cannot reserve {} bytes of address space for {}", api, len, describe());
+  }
+  char* shadow = nullptr;
+  if (device_located()) {
+    void* s = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    if (s == MAP_FAILED) {
+      ::munmap(w, len);
+      ::close(fd);
+      return fail(Errc::out_of_memory, "{}: cannot map the shadow of {} ({})", api, describe(), std::strerror(errno));
+    }
+    shadow = static_cast<char*>(s);
+  } else {
+    // Host-accessible pools: the user's address is the memory itself.
+    void* s = ::mmap(w, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0);
+    if (s == MAP_FAILED) {
+      ::munmap(w, len);
+      ::close(fd);
+      return fail(Errc::out_of_memory, "{}: cannot map {} ({})", api, describe(), std::strerror(errno));
+    }
+    shadow = static_cast<char*>(s);
+  }
+  auto r = std::make_shared<Range>();
+  r->kind = Kind::pool;
+  r->ordinal = device() >= 0 ? device() : 0;
+  r->base = reinterpret_cast<uintptr_t>(w);
+  r->size = len;
+  r->host = shadow;
+  r->pool = shared_from_this();
+  if (!AddressSpace::get().insert(r)) {
+    if (reinterpret_cast<void*>(shadow) != w) ::munmap(shadow, len);
+    ::munmap(w, len);
+    ::close(fd);
+    return fail(Errc::out_of_memory, "{}: the window of {} overlaps a range the driver already knows", api, describe());
+  }
+  fd_ = fd;
+  window_ = reinterpret_cast<uintptr_t>(w);
+  window_size_ = len;
+  shadow_ = shadow;
+  size_t chunks = len / kPoolChunk;
+  chunk_busy_.assign(chunks, 0);
+  chunk_committed_.assign(chunks, 0);
+  chunk_id_.assign(chunks, 0);
+  PoolBlock* b = new_block();
+  b->off = 0;
+  b->size = len;
+  root_ = t_insert(nullptr, b);
+  return Errc::success;
+}
+
+PoolBlock* Pool::new_block() {
+  if (!spare_) {
+    constexpr size_t kSlab = 256;
+    slabs_.emplace_back(new PoolBlock[kSlab]);
+    PoolBlock* s = slabs_.back().get();
+    for (size_t i = 0; i < kSlab; ++i) {
+      s[i].next = spare_;
+      spare_ = &s[i];
+    }
+  }
+  PoolBlock* b = spare_;
+  spare_ = b->next;
+  std::vector<PoolPending*> keep = std::move(b->ivs);  // recycle the vector's storage
+  keep.clear();
+  *b = PoolBlock{};
+  b->ivs = std::move(keep);
+  rng_ ^= rng_ << 13;
+  rng_ ^= rng_ >> 17;
+  rng_ ^= rng_ << 5;
+  b->prio = rng_;
+  return b;
+}
+
+void Pool::drop_block(PoolBlock* b) {
+  b->ivs.clear();
+  b->next = spare_;
+  spare_ = b;
+}
+
+PoolPending* Pool::new_pending() {
+  if (!spare_pending_) {
+    constexpr size_t kSlab = 256;
+    pending_slabs_.emplace_back(new PoolPending[kSlab]);
+    PoolPending* s = pending_slabs_.back().get();
+    for (size_t i = 0; i < kSlab; ++i) {
+      s[i].pnext = spare_pending_;
+      spare_pending_ = &s[i];
+    }
+  }
+  PoolPending* v = spare_pending_;
+  spare_pending_ = v->pnext;
+  *v = PoolPending{};
+  return v;
+}
+
+void Pool::drop_pending(PoolPending* v) {
+  v->pnext = spare_pending_;
+  spare_pending_ = v;
+}
+
+Pool::StreamEntry& Pool::entry_for(const std::shared_ptr<Stream>& s) {
+  for (auto& e : streams_)
+    if (e->s == s) return *e;
+  for (auto& e : streams_)  // reuse an entry nothing waits on
+    if (e->count == 0) {
+      e->s = s;
+      return *e;
+    }
+  streams_.push_back(std::make_unique<StreamEntry>());
+  streams_.back()->s = s;
+  return *streams_.back();
+}
+
+// A pending interval [off, off+len) of extent `owner` (the caller places it in owner->ivs).
+PoolPending* Pool::pend(PoolBlock* owner, uintptr_t off, size_t len, StreamEntry& e, uint64_t seq) {
+  PoolPending* v = new_pending();
+  v->off = off;
+  v->len = len;
+  v->entry = &e;
+  v->seq = seq;
+  v->owner = owner;
+  v->pnext = e.head;
+  if (e.head) e.head->pprev = v;
+  e.head = v;
+  ++e.count;
+  ++pending_;
+  return v;
+}
+
+// Removes v from its stream's list and frees it (not from its extent's vector).
+void Pool::unpend(PoolPending* v) {
+  auto* e = static_cast<StreamEntry*>(v->entry);
+  if (v->pprev) v->pprev->pnext = v->pnext;
+  else e->head = v->pnext;
+  if (v->pnext) v->pnext->pprev = v->pprev;
+  --e->count;
+  --pending_;
+  drop_pending(v);
+}
+
+// Adds or removes [off, off+len) from the chunks' busy bytes.
+void Pool::busy(uintptr_t off, size_t len, bool add) {
+  if (len == 0) return;
+  size_t first = off / kPoolChunk, last = (off + len - 1) / kPoolChunk;
+  for (size_t c = first; c <= last; ++c) {
+    uintptr_t lo = std::max<uintptr_t>(off, c * kPoolChunk);
+    uintptr_t hi = std::min<uintptr_t>(off + len, (c + 1) * kPoolChunk);
+    uint64_t n = hi - lo;
+    if (add) {
+      if (chunk_busy_[c] == 0 && chunk_committed_[c]) --idle_committed_;
+      chunk_busy_[c] += n;
+    } else {
+      chunk_busy_[c] -= n;
+      if (chunk_busy_[c] == 0 && chunk_committed_[c]) ++idle_committed_;
+    }
+  }
+}
+
+// Commits the chunks [off, off+len) touches. False (nothing changed) when the device
+// has no memory left for them.
+bool Pool::commit_range(uintptr_t off, size_t len) {
+  size_t first = off / kPoolChunk, last = (off + len - 1) / kPoolChunk;
+  size_t need = 0;
+  for (size_t c = first; c <= last; ++c) need += chunk_committed_[c] ? 0 : 1;
+  if (need == 0) return true;
+  if (device_located()) {
+    Device& d = Driver::get().dev(props_.loc_id);
+    if (!charge(props_.loc_id, need * kPoolChunk, d.cfg.total_mem)) return false;
+  }
+  for (size_t c = first; c <= last; ++c)
+    if (!chunk_committed_[c]) {
+      chunk_committed_[c] = 1;
+      chunk_id_[c] = g_next_chunk_id.fetch_add(1, std::memory_order_relaxed);
+      ++committed_;
+      if (chunk_busy_[c] == 0) ++idle_committed_;
+    }
+  reserved_high_ = std::max<uint64_t>(reserved_high_, committed_ * kPoolChunk);
+  return true;
+}
+
+void Pool::decommit(size_t c) {
+  // Give the pages back (the mapping stays; it reads zeros until written again).
+  ::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(c * kPoolChunk),
+              static_cast<off_t>(kPoolChunk));
+  chunk_committed_[c] = 0;
+  --committed_;
+  --idle_committed_;
+  if (device_located()) uncharge(props_.loc_id, kPoolChunk);
+}
+
+// Releases idle chunks, highest first. Synchronization (trim=false) goes while more than
+// `target` bytes are reserved; cuMemPoolTrimTo (trim=true) while at least `target` bytes
+// would remain.
+void Pool::release_idle(uint64_t target, bool trim) {
+  for (size_t c = chunk_committed_.size(); c-- > 0 && idle_committed_ > 0;) {
+    uint64_t reserved = committed_ * kPoolChunk;
+    if (trim ? reserved < target + kPoolChunk : reserved <= target) break;
+    if (chunk_committed_[c] && chunk_busy_[c] == 0) decommit(c);
+  }
+}
+
+// Merges free block b with free neighbours; returns the surviving extent.
+PoolBlock* Pool::coalesce(PoolBlock* b) {
+  auto absorb = [&](PoolBlock* a, PoolBlock* c) {  // c follows a; both free
+    a->size += c->size;
+    for (PoolPending* v : c->ivs) v->owner = a;
+    // Adjacent frees of one stream become one interval (the later position covers both).
+    size_t first = 0;
+    if (!a->ivs.empty() && !c->ivs.empty()) {
+      PoolPending* x = a->ivs.back();
+      PoolPending* y = c->ivs.front();
+      if (x->off + x->len == y->off && x->entry == y->entry) {
+        x->len += y->len;
+        x->seq = std::max(x->seq, y->seq);
+        unpend(y);
+        first = 1;
+      }
+    }
+    a->ivs.insert(a->ivs.end(), c->ivs.begin() + static_cast<std::ptrdiff_t>(first), c->ivs.end());
+    a->next = c->next;
+    if (c->next) c->next->prev = a;
+    root_ = t_erase(root_, c->off);
+    drop_block(c);
+    t_repull(root_, a->off);
+  };
+  if (PoolBlock* n = b->next; n && !n->used) absorb(b, n);
+  if (PoolBlock* p = b->prev; p && !p->used) {
+    absorb(p, b);
+    b = p;
+  }
+  return b;
+}
+
+void Pool::settle(PoolPending* v) {
+  PoolBlock* o = v->owner;
+  auto it = std::find(o->ivs.begin(), o->ivs.end(), v);
+  if (it != o->ivs.end()) o->ivs.erase(it);
+  busy(v->off, v->len, false);
+  unpend(v);
+}
+
+void Pool::settle_observed() {
+  if (pending_ == 0) return;
+  for (auto& e : streams_) {
+    if (!e->count) continue;
+    uint64_t seen = e->s->observed();
+    for (PoolPending* v = e->head; v;) {
+      PoolPending* nx = v->pnext;
+      if (v->seq <= seen) settle(v);
+      v = nx;
+    }
+  }
+}
+
+void Pool::refresh_attention() {
+  bool want = pending_ > 0 || (idle_committed_ > 0 && committed_ * kPoolChunk > release_threshold());
+  if (want != attention_) {
+    attention_ = want;
+    g_attention.fetch_add(want ? 1 : -1, std::memory_order_relaxed);
+  }
+  if (!want)
+    for (auto& e : streams_)
+      if (e->count == 0) e->s.reset();  // let finished streams go
+}
+
+// May stream s reuse pending free v without a new dependency?
+bool Pool::eligible(const PoolPending& v, Stream& s) const {
+  Stream& x = *static_cast<const StreamEntry*>(v.entry)->s;
+  if (&x == &s || x.observed() >= v.seq) return true;
+  if (reuse_follow() && s.depends_on(x, v.seq)) return true;
+  return reuse_opportunistic() && x.completed() >= v.seq;
+}
+
+PoolBlock* Pool::first_fit(size_t r, Stream& s, bool internal_ok, uintptr_t& at) {
+  auto ok = [&](PoolBlock* e) {
+    // Lowest start in extent e whose r bytes cross no pending free that s may not reuse.
+    uintptr_t cand = e->off;
+    if (!internal_ok)
+      for (PoolPending* v : e->ivs) {
+        if (v->off >= cand + r) break;
+        if (!eligible(*v, s)) cand = v->off + v->len;
+      }
+    if (cand + r > e->off + e->size) return false;
+    at = cand;
+    return true;
+  };
+  return t_first_fit(root_, r, ok);
+}
+
+// Carves [at, at+r) out of free extent e as a live allocation; returns its block.
+PoolBlock* Pool::take(PoolBlock* e, uintptr_t at, size_t r, size_t req) {
+  const uintptr_t end = at + r, e_end = e->off + e->size;
+  // Pending intervals: the part inside [at, end) is reused (it stays busy); the rest
+  // stays pending in the prefix or the suffix extent.
+  std::vector<PoolPending*> pre, suf;
+  busy(at, r, true);
+  for (PoolPending* v : e->ivs) {
+    uintptr_t vo = v->off, ve = v->off + v->len;
+    if (ve <= at) {
+      pre.push_back(v);
+      continue;
+    }
+    if (vo >= end) {
+      suf.push_back(v);
+      continue;
+    }
+    // The reused part of a pending free was busy already: do not count it twice.
+    uintptr_t lo = std::max(vo, at), hi = std::min(ve, end);
+    busy(lo, hi - lo, false);
+    auto* entry = static_cast<StreamEntry*>(v->entry);
+    if (vo < at && ve > end) {  // spans the whole allocation: split in two
+      PoolPending* tail = pend(nullptr, end, ve - end, *entry, v->seq);
+      v->len = at - vo;
+      pre.push_back(v);
+      suf.push_back(tail);
+    } else if (vo < at) {
+      v->len = at - vo;
+      pre.push_back(v);
+    } else if (ve > end) {
+      v->off = end;
+      v->len = ve - end;
+      suf.push_back(v);
+    } else {
+      unpend(v);
+    }
+  }
+  // Blocks: [e->off, at) stays e (if any), [at, end) used, [end, e_end) a new extent.
+  PoolBlock* u;
+  if (at == e->off) {
+    u = e;
+  } else {
+    u = new_block();
+    u->off = at;
+    u->prev = e;
+    u->next = e->next;
+    if (e->next) e->next->prev = u;
+    e->next = u;
+    e->size = at - e->off;
+    e->ivs = std::move(pre);
+    root_ = t_insert(root_, u);
+    t_repull(root_, e->off);
+  }
+  u->size = r;
+  u->used = true;
+  u->req = req;
+  u->ivs.clear();
+  u->buffer_id = g_next_buffer_id.fetch_add(1, std::memory_order_relaxed);
+  if (end < e_end) {
+    PoolBlock* rest = new_block();
+    rest->off = end;
+    rest->size = e_end - end;
+    rest->prev = u;
+    rest->next = u->next;
+    if (u->next) u->next->prev = rest;
+    u->next = rest;
+    rest->ivs = std::move(suf);
+    for (PoolPending* v : rest->ivs) v->owner = rest;
+    root_ = t_insert(root_, rest);
+  }
+  t_repull(root_, u->off);
+  ++live_;
+  used_ += req;
+  used_high_ = std::max(used_high_, used_);
+  return u;
+}
+
+Errc Pool::alloc(size_t bytes, const std::shared_ptr<Stream>& s, const char* api, uintptr_t& out) {
+  std::vector<Dep> deps;  // pending frees of other streams this allocation reuses
+  {
+    std::lock_guard lk(m_);
+    if (bytes > capacity_ || bytes > SIZE_MAX - kPoolAlign)
+      return fail(Errc::out_of_memory, "{}: {} bytes requested from {}, whose capacity is {} bytes{}", api, bytes,
+                  describe(), capacity_, props_.max_size ? " (its maxSize rounded up to 32 MiB)" : "");
+    if (!window_)
+      if (Errc e = reserve_window(api); e != Errc::success) return e;
+    const size_t r = round_up(bytes, kPoolAlign);
+    uintptr_t at = 0;
+    PoolBlock* e = first_fit(r, *s, false, at);
+    if (!e && reuse_internal()) {
+      // Nothing fits without a new dependency: reuse other streams' pending frees and
+      // make the allocating stream wait for them.
+      e = first_fit(r, *s, true, at);
+      if (e)
+        for (PoolPending* v : e->ivs)
+          if (v->off < at + r && v->off + v->len > at && !eligible(*v, *s))
+            deps.push_back(Dep{static_cast<StreamEntry*>(v->entry)->s, v->seq});
+    }
+    if (e && !commit_range(at, r)) {
+      e = nullptr;
+      deps.clear();
+    }
+    if (!e) {
+      if (window_size_ < capacity_ && r <= capacity_)
+        return fail(Errc::out_of_memory, "{}: {} bytes do not fit in the {} bytes of address space cuda-shim reserved "
+                    "for {} (raise CUDA_SHIM_POOL_VA_MAX)", api, bytes, window_size_, describe());
+      if (device_located() && charged(props_.loc_id) + r > Driver::get().dev(props_.loc_id).cfg.total_mem)
+        return fail(Errc::out_of_memory, "{}: {} bytes requested from {}: device {} has no memory left ({} of {} bytes "
+                    "in use)", api, bytes, describe(), props_.loc_id, charged(props_.loc_id),
+                    Driver::get().dev(props_.loc_id).cfg.total_mem);
+      return fail(Errc::out_of_memory, "{}: {} bytes requested from {}: no free range of {} bytes within its capacity "
+                  "of {} bytes ({} bytes in live allocations; frees other streams have not finished count as in use{})",
+                  api, bytes, describe(), r, capacity_, used_,
+                  reuse_internal() ? "" : ", and CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES is off");
+    }
+    take(e, at, r, bytes);
+    out = window_ + at;
+    if (checking()) verify("alloc");
+  }
+  // Stream order: the allocating stream now waits for the frees it reuses.
+  for (auto& d : deps) s->add_dep(d.stream, d.seq, d.stream->clock());
+  if (!deps.empty()) s->enqueue(nullptr, std::move(deps), true);
+  return Errc::success;
+}
+
+Errc Pool::free_async(uintptr_t p, const std::shared_ptr<Stream>& s, const char* api) {
+  bool retire = false;
+  {
+    std::lock_guard lk(m_);
+    PoolBlock* b = window_ ? t_find_le(root_, p - window_) : nullptr;
+    if (!b || !b->used || b->off != p - window_) {
+      if (b && b->used && p - window_ - b->off < b->size)
+        return fail(Errc::invalid_value, "{}: {:#x} is {} bytes into the allocation at {:#x} of {}; free the address "
+                    "the allocation returned", api, p, p - window_ - b->off, window_ + b->off, describe());
+      return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not a live allocation (freed already, or never "
+                  "allocated)", api, p, describe());
+    }
+    used_ -= b->req;
+    --live_;
+    b->used = false;
+    b->req = 0;
+    // The free takes a position in the stream; until the host observes it, the bytes
+    // stay busy (ReservedMemCurrent keeps them) and only some streams may reuse them.
+    b->ivs.push_back(pend(b, b->off, b->size, entry_for(s), s->mark()));
+    t_repull(root_, b->off);
+    coalesce(b);
+    refresh_attention();
+    if (checking()) verify("free_async");
+    retire = destroyed() && live_ == 0;
+  }
+  if (retire) AddressSpace::get().remove_base(window_, [&](const Range& r) { return r.pool.get() == this; });
+  return Errc::success;
+}
+
+Errc Pool::free_now(uintptr_t p, const char* api) {
+  bool retire = false;
+  {
+    std::lock_guard lk(m_);
+    PoolBlock* b = window_ ? t_find_le(root_, p - window_) : nullptr;
+    if (!b || !b->used || b->off != p - window_)
+      return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not the start of a live allocation", api, p,
+                  describe());
+    // Measured: cuMemFree of a stream-ordered allocation frees it, but UsedMemCurrent keeps
+    // counting its bytes.
+    --live_;
+    b->used = false;
+    b->req = 0;
+    busy(b->off, b->size, false);
+    t_repull(root_, b->off);
+    coalesce(b);
+    release_idle(release_threshold(), false);
+    refresh_attention();
+    if (checking()) verify("free_now");
+    retire = destroyed() && live_ == 0;
+  }
+  if (retire) AddressSpace::get().remove_base(window_, [&](const Range& r) { return r.pool.get() == this; });
+  return Errc::success;
+}
+
+bool Pool::lookup(uintptr_t p, PoolAlloc& out) const {
+  std::lock_guard lk(m_);
+  if (!window_ || p - window_ >= window_size_) return false;
+  uintptr_t off = p - window_;
+  const PoolBlock* b = t_find_le(root_, off);
+  if (!b || !b->used || off - b->off >= b->req) return false;
+  size_t c = off / kPoolChunk;
+  out.base = window_ + b->off;
+  out.size = b->req;
+  out.buffer_id = b->buffer_id;
+  out.chunk_base = window_ + c * kPoolChunk;
+  out.chunk_id = chunk_id_[c];
+  out.host = shadow_ + b->off;
+  return true;
+}
+
+unsigned Pool::access(int dev) const {
+  std::lock_guard lk(m_);
+  if (dev < 0) return host_access_;
+  return static_cast<size_t>(dev) < access_.size() ? access_[dev] : 0;
+}
+
+void Pool::set_access(int dev, unsigned flags) {
+  std::lock_guard lk(m_);
+  if (dev < 0) host_access_ = static_cast<uint8_t>(flags);
+  else if (static_cast<size_t>(dev) < access_.size()) access_[dev] = static_cast<uint8_t>(flags);
+}
+
+uint64_t Pool::reserved_current() const {
+  std::lock_guard lk(m_);
+  return committed_ * kPoolChunk;
+}
+uint64_t Pool::reserved_high() const {
+  std::lock_guard lk(m_);
+  return reserved_high_;
+}
+uint64_t Pool::used_current() const {
+  std::lock_guard lk(m_);
+  return used_;
+}
+uint64_t Pool::used_high() const {
+  std::lock_guard lk(m_);
+  return used_high_;
+}
+void Pool::reset_reserved_high() {
+  std::lock_guard lk(m_);
+  reserved_high_ = committed_ * kPoolChunk;
+}
+void Pool::reset_used_high() {
+  std::lock_guard lk(m_);
+  used_high_ = used_;
+}
+void Pool::set_release_threshold(uint64_t v) {
+  std::lock_guard lk(m_);
+  threshold_.store(v, std::memory_order_relaxed);
+  refresh_attention();
+}
+
+size_t Pool::live_allocations() const {
+  std::lock_guard lk(m_);
+  return live_;
+}
+
+void Pool::trim_to(uint64_t keep) {
+  std::lock_guard lk(m_);
+  settle_observed();
+  release_idle(keep, true);
+  refresh_attention();
+  if (checking()) verify("trim_to");
+}
+
+void Pool::after_sync() {
+  std::lock_guard lk(m_);
+  if (!attention_) return;
+  settle_observed();
+  release_idle(release_threshold(), false);
+  refresh_attention();
+  if (checking()) verify("after_sync");
+}
+
+void Pool::verify(const char* where) const {
+  auto bad = [&](const std::string& what) {
+    std::fprintf(stderr, "cuda-shim: %s: pool invariant broken after %s: %s\n", describe().c_str(), where,
+                 what.c_str());
+    std::abort();
+  };
+  if (!window_) return;
+  std::vector<uint64_t> busy_bytes(chunk_busy_.size(), 0);
+  auto add = [&](uintptr_t off, size_t len) {
+    for (uintptr_t o = off; o < off + len;) {
+      size_t c = o / kPoolChunk;
+      uintptr_t hi = std::min<uintptr_t>(off + len, (c + 1) * kPoolChunk);
+      busy_bytes[c] += hi - o;
+      o = hi;
+    }
+  };
+  const PoolBlock* b = t_find_le(root_, 0);
+  if (!b || b->off != 0 || b->prev) bad("the first block does not start the window");
+  uintptr_t expect = 0;
+  size_t live = 0, pend = 0, nodes = 0;
+  uint64_t used = 0;
+  for (; b; b = b->next) {
+    ++nodes;
+    if (b->off != expect) bad(fmt::format("gap or overlap at offset {:#x}", expect));
+    if (b->size == 0 || b->size % kPoolAlign) bad(fmt::format("block at {:#x} has size {}", b->off, b->size));
+    if (b->next && b->next->prev != b) bad("address links disagree");
+    if (b->used) {
+      ++live;
+      used += b->req;
+      if (b->req == 0 || b->req > b->size) bad("a live block's requested size does not fit it");
+      if (!b->ivs.empty()) bad("a live block lists pending frees");
+      add(b->off, b->size);
+    } else {
+      if (b->next && !b->next->used) bad(fmt::format("free blocks at {:#x} and {:#x} not coalesced", b->off,
+                                                     b->next->off));
+      uintptr_t last = b->off;
+      for (const PoolPending* v : b->ivs) {
+        ++pend;
+        if (v->owner != b) bad("a pending free names the wrong extent");
+        if (v->off < last || v->off + v->len > b->off + b->size || v->len == 0)
+          bad(fmt::format("pending free [{:#x}, +{}) misplaced in extent [{:#x}, +{})", v->off, v->len, b->off,
+                          b->size));
+        last = v->off + v->len;
+        add(v->off, v->len);
+      }
+    }
+    expect = b->off + b->size;
+  }
+  if (expect != window_size_) bad("the blocks do not cover the window");
+  std::function<size_t(const PoolBlock*)> count = [&](const PoolBlock* n) -> size_t {
+    if (!n) return 0;
+    size_t m = std::max({n->used ? size_t(0) : n->size, mf(n->l), mf(n->r)});
+    if (m != n->max_free) bad(fmt::format("stale max_free at {:#x}", n->off));
+    if ((n->l && n->l->off >= n->off) || (n->r && n->r->off <= n->off)) bad("treap order broken");
+    return 1 + count(n->l) + count(n->r);
+  };
+  if (count(root_) != nodes) bad("the treap and the address list hold different blocks");
+  if (live != live_) bad(fmt::format("{} live blocks, counter says {}", live, live_));
+  if (pend != pending_) bad(fmt::format("{} pending frees, counter says {}", pend, pending_));
+  size_t listed = 0;
+  for (auto& e : streams_) {
+    size_t n = 0;
+    for (const PoolPending* v = e->head; v; v = v->pnext) ++n;
+    if (n != e->count) bad("a stream's pending list and its count disagree");
+    listed += n;
+  }
+  if (listed != pending_) bad("pending frees missing from their streams' lists");
+  if (used > used_) bad(fmt::format("live blocks hold {} bytes, UsedMemCurrent says {}", used, used_));
+  size_t committed = 0, idle = 0;
+  for (size_t c = 0; c < chunk_busy_.size(); ++c) {
+    if (busy_bytes[c] != chunk_busy_[c])
+      bad(fmt::format("chunk {} busy {} bytes, counter says {}", c, busy_bytes[c], chunk_busy_[c]));
+    if (busy_bytes[c] && !chunk_committed_[c]) bad(fmt::format("chunk {} in use but not committed", c));
+    committed += chunk_committed_[c];
+    idle += chunk_committed_[c] && !busy_bytes[c];
+  }
+  if (committed != committed_ || idle != idle_committed_) bad("committed-chunk counters drifted");
+}
+
+void Pool::mark_destroyed() {
+  bool retire = false;
+  {
+    std::lock_guard lk(m_);
+    destroyed_.store(true, std::memory_order_release);
+    retire = live_ == 0;
+  }
+  if (retire && window_)
+    AddressSpace::get().remove_base(window_, [&](const Range& r) { return r.pool.get() == this; });
+}
+
+// ---- the pool table ----------------------------------------------------------------------
+namespace {
+
+struct Key {
+  int loc_type, loc_id, type;
+  bool operator<(const Key& o) const { return std::tie(loc_type, loc_id, type) < std::tie(o.loc_type, o.loc_id, o.type); }
+};
+
+Key key_of(CUmemLocationType t, int id, CUmemAllocationType type) {
+  if (t == CU_MEM_LOCATION_TYPE_HOST || t == CU_MEM_LOCATION_TYPE_NONE) id = 0;  // the id is ignored there
+  return Key{static_cast<int>(t), id, static_cast<int>(type)};
+}
+
+struct Table {
+  std::shared_mutex m;
+  std::unordered_map<uintptr_t, PoolPtr> live;
+  std::map<Key, PoolPtr> defaults, current;
+  std::vector<std::weak_ptr<Pool>> all;  // includes destroyed pools whose memory is still in use
+  uint64_t next_id = 1;
+  uint64_t va_used = 0;
+  bool va_init = false;
+};
+Table& table() {
+  static auto* t = new Table();  // never destroyed: other threads may outlive main()
+  return *t;
+}
+std::atomic<uint64_t> g_epoch{1};  // bumped whenever a handle dies or a current pool changes
+
+uint64_t default_capacity() {
+  auto& d = Driver::get();
+  return round_up(d.device_count() ? d.dev(0).cfg.total_mem : kPoolChunk, kPoolChunk);
+}
+
+uint64_t capacity_for(const Pool::Props& p) {
+  if (p.max_size) return p.max_size > UINT64_MAX - kPoolChunk ? UINT64_MAX : round_up(p.max_size, kPoolChunk);
+  if (p.loc_type == CU_MEM_LOCATION_TYPE_DEVICE)
+    return round_up(Driver::get().dev(p.loc_id).cfg.total_mem, kPoolChunk);
+  return default_capacity();
+}
+
+bool counts_against_va(const Pool::Props& p) {
+  return p.type == CU_MEM_ALLOCATION_TYPE_PINNED && p.loc_type == CU_MEM_LOCATION_TYPE_DEVICE;
+}
+
+// Every device's default pool holds its share of the budget from the start (measured).
+void init_va(Table& t) {
+  if (t.va_init) return;
+  t.va_init = true;
+  auto& d = Driver::get();
+  for (int i = 0; i < d.device_count(); ++i) t.va_used += round_up(d.dev(i).cfg.total_mem, kPoolChunk);
+}
+
+PoolPtr make_pool(Table& t, const Pool::Props& p, uint64_t cap, bool is_default) {
+  auto pool = std::make_shared<Pool>(p, cap, Driver::get().device_count(), is_default);
+  // Handles are numbers, not addresses: a stale or forged handle never aliases a pool.
+  uintptr_t h = 0x5ea1'0000'0000ull + (t.next_id++ << 8);
+  pool->set_handle(h);
+  t.live.emplace(h, pool);
+  std::erase_if(t.all, [](auto& w) { return w.expired(); });
+  t.all.push_back(pool);
+  return pool;
+}
+
+}  // namespace
+
+PoolPtr find_pool(const void* handle) {
+  if (!handle) return nullptr;
+  Table& t = table();
+  std::shared_lock lk(t.m);
+  auto it = t.live.find(reinterpret_cast<uintptr_t>(handle));
+  return it == t.live.end() ? nullptr : it->second;
+}
+
+Errc create_pool(const Pool::Props& p, const char* api, PoolPtr& out) {
+  Table& t = table();
+  std::unique_lock lk(t.m);
+  init_va(t);
+  uint64_t cap = capacity_for(p);
+  if (counts_against_va(p)) {
+    if (cap > kPoolVaBudget || t.va_used + cap > kPoolVaBudget)
+      return fail(Errc::out_of_memory, "{}: a pool of capacity {} bytes{} does not fit in the device address space "
+                  "left for pools ({} of {} bytes are reserved by live pools, each pool reserving its maxSize, or "
+                  "the device's memory when maxSize is 0)", api, cap, p.max_size ? "" : " (maxSize 0: device memory)",
+                  t.va_used, kPoolVaBudget);
+    t.va_used += cap;
+  }
+  out = make_pool(t, p, cap, false);
+  return Errc::success;
+}
+
+Errc destroy_pool(const void* handle, const char* api) {
+  Table& t = table();
+  PoolPtr pool;
+  {
+    std::unique_lock lk(t.m);
+    auto it = t.live.find(reinterpret_cast<uintptr_t>(handle));
+    if (it == t.live.end())
+      return fail(Errc::invalid_value, "{}: {} is not a live memory pool (destroyed already, or never created)", api,
+                  handle);
+    pool = it->second;
+    if (pool->is_default())
+      return fail(Errc::invalid_value, "{}: {} is a default pool, which cannot be destroyed", api, pool->describe());
+    t.live.erase(it);
+    if (counts_against_va(pool->props())) t.va_used -= pool->capacity();
+    // A location whose current pool this was falls back. A device's pinned location
+    // gets that device's default pool (documented). Measured on driver 580, any other
+    // location (host, host NUMA, managed) gets device 0's default pinned pool when that
+    // pool exists already, and its own default pool otherwise.
+    const Key dev0{CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ALLOCATION_TYPE_PINNED};
+    for (auto& [k, cur] : t.current) {
+      if (cur != pool) continue;
+      const bool device_pinned = k.loc_type == CU_MEM_LOCATION_TYPE_DEVICE && k.type == CU_MEM_ALLOCATION_TYPE_PINNED;
+      auto d = t.defaults.find(device_pinned ? k : dev0);
+      cur = d != t.defaults.end() ? d->second : nullptr;  // null: the location's own default, lazily
+    }
+    std::erase_if(t.current, [](auto& kv) { return kv.second == nullptr; });
+    g_epoch.fetch_add(1, std::memory_order_acq_rel);
+  }
+  pool->mark_destroyed();
+  return Errc::success;
+}
+
+PoolPtr default_pool(CUmemLocationType type, int id, CUmemAllocationType at) {
+  Table& t = table();
+  Key k = key_of(type, id, at);
+  {
+    std::shared_lock lk(t.m);
+    if (auto it = t.defaults.find(k); it != t.defaults.end()) return it->second;
+  }
+  std::unique_lock lk(t.m);
+  init_va(t);
+  if (auto it = t.defaults.find(k); it != t.defaults.end()) return it->second;
+  Pool::Props p;
+  p.type = at;
+  p.loc_type = type;
+  p.loc_id = k.loc_id;
+  auto pool = make_pool(t, p, capacity_for(p), true);
+  t.defaults.emplace(k, pool);
+  return pool;
+}
+
+PoolPtr current_pool(CUmemLocationType type, int id, CUmemAllocationType at) {
+  {
+    Table& t = table();
+    std::shared_lock lk(t.m);
+    if (auto it = t.current.find(key_of(type, id, at)); it != t.current.end()) return it->second;
+  }
+  return default_pool(type, id, at);
+}
+
+void set_current_pool(CUmemLocationType type, int id, CUmemAllocationType at, const PoolPtr& p) {
+  Table& t = table();
+  std::unique_lock lk(t.m);
+  t.current[key_of(type, id, at)] = p;
+  g_epoch.fetch_add(1, std::memory_order_acq_rel);
+}
+
+Pool* current_device_pool(int dev) {
+  struct Cache {
+    int dev = -1;
+    uint64_t epoch = 0;
+    PoolPtr pool;
+  };
+  thread_local Cache c;
+  uint64_t e = g_epoch.load(std::memory_order_acquire);
+  if (c.dev != dev || c.epoch != e || !c.pool) {
+    c.pool = current_pool(CU_MEM_LOCATION_TYPE_DEVICE, dev, CU_MEM_ALLOCATION_TYPE_PINNED);
+    c.dev = dev;
+    c.epoch = e;
+  }
+  return c.pool.get();
+}
+
+void pools_after_sync() noexcept {
+  if (g_attention.load(std::memory_order_relaxed) == 0) return;
+  std::vector<PoolPtr> pools;
+  try {
+    Table& t = table();
+    std::shared_lock lk(t.m);
+    pools.reserve(t.all.size());
+    for (auto& w : t.all)
+      if (auto p = w.lock()) pools.push_back(std::move(p));
+  } catch (...) {
+    return;
+  }
+  for (auto& p : pools) p->after_sync();
+}
+
+}  // namespace cuda_shim::mem

@@ -1,0 +1,209 @@
+// Memory pools and the stream-ordered allocator, shaped after what NVIDIA's driver does
+// (measured on H200s, driver 580; tools/probe/probe_pools.cpp):
+//  - A pool owns one contiguous virtual range of `capacity` bytes (maxSize rounded up to
+//    32 MiB; the device's total memory by default). Allocations are 512-byte granular and
+//    placed first-fit at the lowest address that the allocating stream may reuse.
+//  - Physical memory is reserved in 32 MiB chunks of that range: a chunk is committed while
+//    any live allocation, or any freed allocation the host has not yet observed, overlaps
+//    it (ReservedMemCurrent). Synchronization releases idle chunks down to the release
+//    threshold; cuMemPoolTrimTo down to its argument.
+//  - A stream-ordered free takes a position in its stream. The block is reusable at once by
+//    that stream; by any stream once the host observed the position (stream, event or
+//    context synchronize); otherwise as the reuse policies allow: FOLLOW_EVENT_DEPENDENCIES
+//    when the allocating stream is ordered after the free, ALLOW_OPPORTUNISTIC when the free
+//    completed, and ALLOW_INTERNAL_DEPENDENCIES (the allocating stream is made to wait) only
+//    when nothing else fits within the pool's capacity.
+// Memory is one memfd per pool (lazily backed, ready for IPC). Device-located pools map it
+// twice: a PROT_NONE range handed to the user (host access faults, as on a GPU) and a
+// read-write shadow the copy engine uses. Host, host-NUMA and managed pools map it once,
+// read-write, at the address the user gets.
+#pragma once
+#include <cuda.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/errc.hpp"
+
+namespace cuda_shim {
+class Stream;
+}
+
+namespace cuda_shim::mem {
+
+constexpr size_t kPoolChunk = size_t(32) << 20;  // reservation granularity
+constexpr size_t kPoolAlign = 512;               // sub-allocation granularity and alignment
+// Device virtual address space all pools reserve from: measured, 466 pools of default size
+// (the H200's 150 GB) fit beside the two default pools, a 64 TiB pool does not.
+constexpr uint64_t kPoolVaBudget = uint64_t(1) << 46;
+
+struct PoolBlock;
+struct PoolPending;
+
+// A live allocation as pointer queries see it.
+struct PoolAlloc {
+  uintptr_t base = 0;
+  size_t size = 0;          // bytes requested
+  uint64_t buffer_id = 0;   // CU_POINTER_ATTRIBUTE_BUFFER_ID
+  uintptr_t chunk_base = 0; // the 32 MiB chunk holding `p` (MAPPING_BASE_ADDR)
+  uint64_t chunk_id = 0;    // MEMORY_BLOCK_ID
+  char* host = nullptr;     // emulator-side address of base
+};
+
+class Pool : public std::enable_shared_from_this<Pool> {
+ public:
+  struct Props {
+    CUmemAllocationType type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    unsigned handle_types = 0;
+    CUmemLocationType loc_type = CU_MEM_LOCATION_TYPE_DEVICE;
+    int loc_id = 0;
+    size_t max_size = 0;
+    unsigned short usage = 0;
+  };
+
+  Pool(const Props& p, uint64_t capacity, int ndev, bool is_default);
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  const Props& props() const { return props_; }
+  uint64_t capacity() const { return capacity_; }
+  bool is_default() const { return default_; }
+  bool device_located() const {
+    return props_.type == CU_MEM_ALLOCATION_TYPE_PINNED && props_.loc_type == CU_MEM_LOCATION_TYPE_DEVICE;
+  }
+  bool host_located() const {
+    return props_.type == CU_MEM_ALLOCATION_TYPE_PINNED && props_.loc_type != CU_MEM_LOCATION_TYPE_DEVICE;
+  }
+  bool managed() const { return props_.type == CU_MEM_ALLOCATION_TYPE_MANAGED; }
+  // The device whose memory this is (-1 for host-located and location-less pools).
+  int device() const { return props_.loc_type == CU_MEM_LOCATION_TYPE_DEVICE ? props_.loc_id : -1; }
+  uintptr_t handle() const { return handle_; }
+  void set_handle(uintptr_t h) { handle_ = h; }
+  std::string describe() const;  // "pool 0x… (device 0, pinned)" for explanations
+
+  // Stream-ordered allocation of `bytes` (> 0) on stream `s`. On failure records why.
+  Errc alloc(size_t bytes, const std::shared_ptr<Stream>& s, const char* api, uintptr_t& out);
+  // Stream-ordered free of the allocation starting exactly at p. `s` is the freeing stream.
+  Errc free_async(uintptr_t p, const std::shared_ptr<Stream>& s, const char* api);
+  // cuMemFree / cudaFree of a pool allocation (the caller synchronized first).
+  Errc free_now(uintptr_t p, const char* api);
+  // The live allocation containing p; false when p lies in no live allocation.
+  bool lookup(uintptr_t p, PoolAlloc& out) const;
+
+  // Access from a location: CU_MEM_ACCESS_FLAGS_PROT_* (device ordinal or -1 for the host).
+  unsigned access(int dev) const;
+  void set_access(int dev, unsigned flags);
+
+  // Attributes.
+  uint64_t reserved_current() const;
+  uint64_t reserved_high() const;
+  uint64_t used_current() const;
+  uint64_t used_high() const;
+  void reset_reserved_high();
+  void reset_used_high();
+  uint64_t release_threshold() const { return threshold_.load(std::memory_order_relaxed); }
+  void set_release_threshold(uint64_t v);
+  bool reuse_follow() const { return follow_.load(std::memory_order_relaxed); }
+  bool reuse_opportunistic() const { return opportunistic_.load(std::memory_order_relaxed); }
+  bool reuse_internal() const { return internal_.load(std::memory_order_relaxed); }
+  void set_reuse_follow(bool v) { follow_.store(v); }
+  void set_reuse_opportunistic(bool v) { opportunistic_.store(v); }
+  void set_reuse_internal(bool v) { internal_.store(v); }
+
+  // Releases idle chunks while reservedMemCurrent - chunk >= keep (cuMemPoolTrimTo).
+  void trim_to(uint64_t keep);
+  // After a host synchronization: frees the host has now observed become reusable by
+  // every stream, then idle chunks are released down to the release threshold.
+  void after_sync();
+
+  // cuMemPoolDestroy: the handle dies now; memory goes once no allocation is live.
+  void mark_destroyed();
+  bool destroyed() const { return destroyed_.load(std::memory_order_acquire); }
+  size_t live_allocations() const;
+
+ private:
+  struct StreamEntry;
+  // All private members are used with m_ held.
+  Errc reserve_window(const char* api);
+  PoolBlock* new_block();
+  void drop_block(PoolBlock* b);
+  PoolPending* new_pending();
+  void drop_pending(PoolPending* v);
+  // Lowest offset where r bytes fit for stream s; `deps` collects the pending frees the
+  // range would reuse without s being ordered after them (internal_ok only).
+  PoolBlock* first_fit(size_t r, Stream& s, bool internal_ok, uintptr_t& at);
+  PoolBlock* take(PoolBlock* e, uintptr_t at, size_t r, size_t req);
+  bool commit_range(uintptr_t off, size_t len);
+  void busy(uintptr_t off, size_t len, bool add);
+  bool eligible(const PoolPending& v, Stream& s) const;
+  void settle(PoolPending* v);
+  void settle_observed();
+  PoolBlock* coalesce(PoolBlock* b);
+  StreamEntry& entry_for(const std::shared_ptr<Stream>& s);
+  PoolPending* pend(PoolBlock* owner, uintptr_t off, size_t len, StreamEntry& e, uint64_t seq);
+  void unpend(PoolPending* v);
+  void release_idle(uint64_t target, bool trim);
+  void decommit(size_t chunk);
+  void refresh_attention();
+  void verify(const char* where) const;  // CUDA_SHIM_CHECK_POOLS=1: every invariant, or abort
+
+  Props props_;
+  uint64_t capacity_;
+  bool default_;
+  uintptr_t handle_ = 0;
+
+  mutable std::mutex m_;
+  // The virtual window [window_, window_ + window_size_) and its shadow.
+  uintptr_t window_ = 0;
+  size_t window_size_ = 0;
+  char* shadow_ = nullptr;
+  int fd_ = -1;
+  PoolBlock* root_ = nullptr;   // treap of every block by address
+  PoolBlock* spare_ = nullptr;  // recycled block records
+  std::vector<std::unique_ptr<PoolBlock[]>> slabs_;
+  PoolPending* spare_pending_ = nullptr;
+  std::vector<std::unique_ptr<PoolPending[]>> pending_slabs_;
+  std::vector<uint64_t> chunk_busy_;  // bytes of live or unobserved-free blocks per chunk
+  std::vector<uint8_t> chunk_committed_;
+  std::vector<uint64_t> chunk_id_;
+  size_t committed_ = 0;              // chunks committed
+  size_t idle_committed_ = 0;         // committed chunks with no busy bytes
+  uint64_t reserved_high_ = 0;
+  uint64_t used_ = 0, used_high_ = 0;
+  size_t live_ = 0;
+  std::vector<std::unique_ptr<StreamEntry>> streams_;
+  size_t pending_ = 0;  // pending intervals awaiting observation
+  bool attention_ = false;
+  std::vector<uint8_t> access_;  // per device ordinal: CU_MEM_ACCESS_FLAGS_*
+  uint8_t host_access_ = 0;
+  std::atomic<uint64_t> threshold_{0};
+  std::atomic<bool> follow_{true}, opportunistic_{true}, internal_{true};
+  std::atomic<bool> destroyed_{false};
+  uint32_t rng_ = 0x9e3779b9u;  // treap priorities
+};
+
+using PoolPtr = std::shared_ptr<Pool>;
+
+// Handle table and per-location pools.
+// Validates a CUmemoryPool handle (never dereferenced blindly); null when not a live pool.
+PoolPtr find_pool(const void* handle);
+// Registers a new pool (after validation); charges its capacity against the VA budget.
+Errc create_pool(const Pool::Props& p, const char* api, PoolPtr& out);
+Errc destroy_pool(const void* handle, const char* api);
+// The default pool of a location and allocation type (created on first use).
+PoolPtr default_pool(CUmemLocationType t, int id, CUmemAllocationType type);
+PoolPtr current_pool(CUmemLocationType t, int id, CUmemAllocationType type);
+void set_current_pool(CUmemLocationType t, int id, CUmemAllocationType type, const PoolPtr& p);
+// Fast path for cuMemAllocAsync: the current pinned pool of device `dev`.
+Pool* current_device_pool(int dev);
+
+// Called after every host synchronization (stream, event, context).
+void pools_after_sync() noexcept;
+
+}  // namespace cuda_shim::mem
