@@ -85,6 +85,12 @@ struct Blocker {
   void release() { go = 1; }
 };
 
+static CUmemPoolProps pool_props_host() {
+  CUmemPoolProps p = base_props();
+  p.location.type = CU_MEM_LOCATION_TYPE_HOST;
+  return p;
+}
+
 static CUmemoryPool mkpool(CUmemPoolProps p) {
   CUmemoryPool pool = nullptr;
   CUresult r = cuMemPoolCreate(&pool, &p);
@@ -1551,6 +1557,71 @@ static void probe_followup() {
   cuStreamDestroy(o);
 }
 
+
+// Which pool is current after destroying the current pools of several locations?
+static void probe_current2() {
+  CUmemLocation h{CU_MEM_LOCATION_TYPE_HOST, 0}, d{CU_MEM_LOCATION_TYPE_DEVICE, 0}, n{CU_MEM_LOCATION_TYPE_HOST_NUMA, 0};
+  CUmemoryPool dev_def = nullptr, host_def = nullptr, man_def = nullptr, numa_def = nullptr;
+  cuDeviceGetDefaultMemPool(&dev_def, 0);
+  cuMemGetDefaultMemPool(&host_def, &h, CU_MEM_ALLOCATION_TYPE_PINNED);
+  cuMemGetDefaultMemPool(&man_def, &d, CU_MEM_ALLOCATION_TYPE_MANAGED);
+  cuMemGetDefaultMemPool(&numa_def, &n, CU_MEM_ALLOCATION_TYPE_PINNED);
+  auto run = [&](const char* name, bool set_host, bool set_man, bool set_numa, bool set_dev, const char* destroy_order) {
+    CUmemoryPool host = mkpool(pool_props_host()), man = nullptr, numa = nullptr, dev = mkpool(base_props());
+    CUmemPoolProps mp = base_props(); mp.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED; man = mkpool(mp);
+    CUmemPoolProps np = base_props(); np.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA; numa = mkpool(np);
+    if (set_host) cuMemSetMemPool(&h, CU_MEM_ALLOCATION_TYPE_PINNED, host);
+    if (set_man) cuMemSetMemPool(&d, CU_MEM_ALLOCATION_TYPE_MANAGED, man);
+    if (set_numa) cuMemSetMemPool(&n, CU_MEM_ALLOCATION_TYPE_PINNED, numa);
+    if (set_dev) cuDeviceSetMemPool(0, dev);
+    for (const char* c = destroy_order; *c; ++c) {
+      if (*c == 'h') cuMemPoolDestroy(host);
+      if (*c == 'm') cuMemPoolDestroy(man);
+      if (*c == 'n') cuMemPoolDestroy(numa);
+      if (*c == 'd') cuMemPoolDestroy(dev);
+    }
+    auto who = [&](CUmemoryPool q) -> std::string {
+      if (q == dev_def) return "devDefault";
+      if (q == host_def) return "hostDefault";
+      if (q == man_def) return "managedDefault";
+      if (q == numa_def) return "numaDefault";
+      if (q == host) return "host(destroyed?)";
+      if (q == man) return "managed(destroyed?)";
+      if (q == numa) return "numa(destroyed?)";
+      if (q == dev) return "dev(destroyed?)";
+      return "unknown " + hex((uintptr_t)q);
+    };
+    CUmemoryPool q = nullptr;
+    CUresult r1 = cuMemGetMemPool(&q, &h, CU_MEM_ALLOCATION_TYPE_PINNED);
+    std::string v = std::string("host:") + nm(r1) + "/" + who(q);
+    r1 = cuMemGetMemPool(&q, &d, CU_MEM_ALLOCATION_TYPE_MANAGED);
+    v += std::string(" managed:") + nm(r1) + "/" + who(q);
+    r1 = cuMemGetMemPool(&q, &n, CU_MEM_ALLOCATION_TYPE_PINNED);
+    v += std::string(" numa:") + nm(r1) + "/" + who(q);
+    r1 = cuDeviceGetMemPool(&q, 0);
+    v += std::string(" dev:") + nm(r1) + "/" + who(q);
+    out(std::string("cur2.") + name, v);
+    // Clean: restore defaults, destroy leftovers.
+    cuMemSetMemPool(&h, CU_MEM_ALLOCATION_TYPE_PINNED, host_def);
+    cuMemSetMemPool(&d, CU_MEM_ALLOCATION_TYPE_MANAGED, man_def);
+    cuMemSetMemPool(&n, CU_MEM_ALLOCATION_TYPE_PINNED, numa_def);
+    cuDeviceSetMemPool(0, dev_def);
+    for (CUmemoryPool p : {host, man, numa, dev})
+      if (!strchr(destroy_order, p == host ? 'h' : p == man ? 'm' : p == numa ? 'n' : 'd')) cuMemPoolDestroy(p);
+  };
+  run("hostOnly_destroyH", true, false, false, false, "h");
+  run("manOnly_destroyM", false, true, false, false, "m");
+  run("host+man_destroyH", true, true, false, false, "h");
+  run("host+man_destroyM", true, true, false, false, "m");
+  run("host+man_destroyHM", true, true, false, false, "hm");
+  run("host+man_destroyMH", true, true, false, false, "mh");
+  run("host+numa_destroyH", true, false, true, false, "h");
+  run("host+dev_destroyH", true, false, false, true, "h");
+  run("host+dev_destroyD", true, false, false, true, "d");
+  run("all_destroyHMND", true, true, true, true, "hmnd");
+  run("hostSetNotDestroyed_destroyM", true, false, false, false, "m");
+}
+
 // Cases that may crash the real driver: one per child process.
 static int risky(const std::string& name) {
   cuInit(0);
@@ -1608,6 +1679,30 @@ static int risky(const std::string& name) {
   } else if (name == "setAttrNullValue") {
     CUmemoryPool p = mkpool(base_props());
     outc("risky.setAttrNullValue", cuMemPoolSetAttribute(p, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, nullptr));
+  } else if (name == "cur3a" || name == "cur3b" || name == "cur3c") {
+    // cur3a: host default looked up first; cur3b: device default first; cur3c: neither.
+    CUmemLocation h{CU_MEM_LOCATION_TYPE_HOST, 0};
+    CUmemoryPool hdef = nullptr, ddef = nullptr, q = nullptr;
+    if (name == "cur3a") cuMemGetDefaultMemPool(&hdef, &h, CU_MEM_ALLOCATION_TYPE_PINNED);
+    if (name == "cur3b") cuDeviceGetDefaultMemPool(&ddef, 0);
+    CUmemoryPool host = mkpool(pool_props_host());
+    outc("risky." + name + ".set", cuMemSetMemPool(&h, CU_MEM_ALLOCATION_TYPE_PINNED, host));
+    CUmemoryPool before = nullptr;
+    cuMemGetMemPool(&before, &h, CU_MEM_ALLOCATION_TYPE_PINNED);
+    outc("risky." + name + ".destroy", cuMemPoolDestroy(host));
+    outc("risky." + name + ".get", cuMemGetMemPool(&q, &h, CU_MEM_ALLOCATION_TYPE_PINNED));
+    if (!hdef) cuMemGetDefaultMemPool(&hdef, &h, CU_MEM_ALLOCATION_TYPE_PINNED);
+    if (!ddef) cuDeviceGetDefaultMemPool(&ddef, 0);
+    out("risky." + name + ".is", q == hdef ? "hostDefault" : q == ddef ? "devDefault" : q == host ? "destroyedPool" : "other");
+    out("risky." + name + ".before_was_set", before == host ? "yes" : "no");
+    // Allocating from the location's current pool afterwards: what memory is it?
+    CUdeviceptr x = 0;
+    outc("risky." + name + ".allocFromCurrent", cuMemAllocFromPoolAsync(&x, 64, q, nullptr));
+    unsigned t = 0;
+    cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, x);
+    out("risky." + name + ".memtype", u64(t));
+    cuMemFreeAsync(x, nullptr);
+    cuStreamSynchronize(nullptr);
   } else if (name == "maxSizeMax") {
     CUmemPoolProps p = base_props();
     p.maxSize = SIZE_MAX;
@@ -1721,12 +1816,14 @@ int main(int argc, char** argv) {
   if (want("ptr")) probe_ptr_attrs();
   if (want("misc")) probe_misc();
   if (want("followup")) probe_followup();
+  if (want("current2")) probe_current2();
   const char* risky_names[] = {"destroyTwice", "useDestroyed", "useDestroyedWithLive", "garbagePool",
                                "garbagePoolAlloc", "garbagePoolDestroy", "garbagePoolSetDev",
                                "freeAfterStreamDestroyed", "ctxDestroyWithLive", "primaryResetWithLive",
-                               "maxSizeMax", "garbageStreamAlloc", "setAttrNullValue"};
+                               "maxSizeMax", "garbageStreamAlloc", "setAttrNullValue", "cur3a", "cur3b", "cur3c"};
   if (want("risky"))
     for (auto* n : risky_names) run_risky(argv[0], n);
+  if (const char* r = getenv("PROBE_RISKY")) run_risky(argv[0], r);
   out("done", "yes");
   return 0;
 }

@@ -1,0 +1,273 @@
+// Emulator-only: memory pools where NVIDIA's driver crashes or hangs (garbage handles, a
+// NULL attribute value, maxSize = SIZE_MAX, a destroyed stream) get the documented error
+// code instead; refusals explain which rule they broke on which pool; and the allocator
+// keeps its books straight under churn.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cuda_shim_ext.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+namespace {
+constexpr size_t kMiB = size_t(1) << 20;
+
+std::string last_why() {
+  char buf[1024];
+  cuShimGetLastExplanation(buf, sizeof buf);
+  return buf;
+}
+void primary() {
+  REQUIRE(cuInit(0) == CUDA_SUCCESS);
+  CUcontext c;
+  REQUIRE(cuDevicePrimaryCtxRetain(&c, 0) == CUDA_SUCCESS);
+  REQUIRE(cuCtxSetCurrent(c) == CUDA_SUCCESS);
+}
+CUmemPoolProps props(CUmemLocationType t = CU_MEM_LOCATION_TYPE_DEVICE, int id = 0) {
+  CUmemPoolProps p;
+  std::memset(&p, 0, sizeof p);
+  p.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.location.type = t;
+  p.location.id = id;
+  return p;
+}
+bool says(const std::string& what) {
+  std::string w = last_why();
+  INFO("explanation: " << w);
+  return w.find(what) != std::string::npos;
+}
+unsigned long long attr(CUmemoryPool p, CUmemPool_attribute a) {
+  cuuint64_t v = 0;
+  REQUIRE(cuMemPoolGetAttribute(p, a, &v) == CUDA_SUCCESS);
+  return v;
+}
+}  // namespace
+
+TEST_CASE("garbage pool handles are refused, never followed", "[mempool][robustness]") {
+  primary();
+  auto g = reinterpret_cast<CUmemoryPool>(0x12345678);
+  cuuint64_t v = 0;
+  CHECK(cuMemPoolGetAttribute(g, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(says("is not a live memory pool"));
+  CUdeviceptr d = 0;
+  CHECK(cuMemAllocFromPoolAsync(&d, 16, g, nullptr) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemPoolDestroy(g) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuDeviceSetMemPool(0, g) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemPoolTrimTo(g, 0) == CUDA_ERROR_INVALID_VALUE);
+  CUmemAccessDesc a{{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  CHECK(cuMemPoolSetAccess(g, &a, 1) == CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_CASE("cuMemPoolSetAttribute with a NULL value is CUDA_ERROR_INVALID_VALUE", "[mempool][robustness]") {
+  primary();
+  CUmemPoolProps p = props();
+  CUmemoryPool pool = nullptr;
+  REQUIRE(cuMemPoolCreate(&pool, &p) == CUDA_SUCCESS);
+  CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, nullptr) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(says("value is NULL"));
+  CHECK(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+}
+
+TEST_CASE("maxSize = SIZE_MAX is CUDA_ERROR_OUT_OF_MEMORY (the real driver hangs)", "[mempool][robustness]") {
+  primary();
+  CUmemPoolProps p = props();
+  p.maxSize = SIZE_MAX;
+  CUmemoryPool pool = nullptr;
+  CHECK(cuMemPoolCreate(&pool, &p) == CUDA_ERROR_OUT_OF_MEMORY);
+  CHECK(says("address space"));
+}
+
+TEST_CASE("stream-ordered calls on a destroyed stream are CUDA_ERROR_INVALID_HANDLE", "[mempool][robustness]") {
+  primary();
+  CUstream s = nullptr;
+  REQUIRE(cuStreamCreate(&s, 0) == CUDA_SUCCESS);
+  CUdeviceptr d = 0;
+  REQUIRE(cuMemAllocAsync(&d, 16, s) == CUDA_SUCCESS);
+  REQUIRE(cuStreamDestroy(s) == CUDA_SUCCESS);
+  CHECK(cuMemFreeAsync(d, s) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(cuMemAllocAsync(&d, 16, reinterpret_cast<CUstream>(0x1234560)) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(cuMemFreeAsync(d, nullptr) == CUDA_SUCCESS);
+}
+
+TEST_CASE("a destroyed pool cannot become a device's current pool", "[mempool][robustness]") {
+  // Deviation, on purpose: the real driver accepts a destroyed pool that still has live
+  // allocations here, after which allocating from the device is undefined.
+  primary();
+  CUmemPoolProps p = props();
+  CUmemoryPool pool = nullptr;
+  REQUIRE(cuMemPoolCreate(&pool, &p) == CUDA_SUCCESS);
+  CUdeviceptr d = 0;
+  REQUIRE(cuMemAllocFromPoolAsync(&d, 16, pool, nullptr) == CUDA_SUCCESS);
+  REQUIRE(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+  CHECK(cuDeviceSetMemPool(0, pool) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(says("destroyed with cuMemPoolDestroy"));
+  CHECK(cuMemFreeAsync(d, nullptr) == CUDA_SUCCESS);
+  CHECK(cuStreamSynchronize(nullptr) == CUDA_SUCCESS);
+}
+
+TEST_CASE("refusals name the rule and the pool", "[mempool][explain]") {
+  primary();
+  CUmemoryPool pool = nullptr;
+  CUmemPoolProps p = props(CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT);
+  CHECK(cuMemPoolCreate(&pool, &p) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(says("CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT is not allowed for pools"));
+  p = props(CU_MEM_LOCATION_TYPE_HOST);
+  p.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  CHECK(cuMemPoolCreate(&pool, &p) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(says("not IPC capable"));
+  p = props();
+  p.reserved[3] = 1;
+  CHECK(cuMemPoolCreate(&pool, &p) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(says("reserved must be all zero"));
+
+  CUmemoryPool def = nullptr;
+  REQUIRE(cuDeviceGetDefaultMemPool(&def, 0) == CUDA_SUCCESS);
+  CHECK(cuMemPoolDestroy(def) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(says("default pool, which cannot be destroyed"));
+  CHECK(says("device 0"));
+
+  p = props();
+  p.maxSize = 32 * kMiB;
+  REQUIRE(cuMemPoolCreate(&pool, &p) == CUDA_SUCCESS);
+  CUdeviceptr a = 0, b = 0;
+  REQUIRE(cuMemAllocFromPoolAsync(&a, 30 * kMiB, pool, nullptr) == CUDA_SUCCESS);
+  CHECK(cuMemAllocFromPoolAsync(&b, 4 * kMiB, pool, nullptr) == CUDA_ERROR_OUT_OF_MEMORY);
+  CHECK(says("capacity of 33554432 bytes"));
+  char handle[32];
+  std::snprintf(handle, sizeof handle, "%p", static_cast<void*>(pool));
+  CHECK(says(std::string("pool ") + handle));
+  CHECK(cuMemFreeAsync(a + 512, nullptr) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(says("512 bytes into the allocation"));
+  CHECK(cuMemFreeAsync(a, nullptr) == CUDA_SUCCESS);
+  CHECK(cuMemFreeAsync(a, nullptr) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(says("not a live allocation"));
+  cuuint64_t five = 5;
+  CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &five) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(says("can only be reset, by setting it to 0"));
+  CUmemAccessDesc d{{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_NONE};
+  CHECK(cuMemPoolSetAccess(pool, &d, 1) == CUDA_ERROR_INVALID_DEVICE);
+  CHECK(says("its own access cannot be revoked"));
+  CHECK(cuStreamSynchronize(nullptr) == CUDA_SUCCESS);
+  CHECK(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+}
+
+TEST_CASE("explanations when a copy touches pool memory it may not", "[mempool][explain]") {
+  primary();
+  CUmemPoolProps p = props(CU_MEM_LOCATION_TYPE_HOST);
+  CUmemoryPool pool = nullptr;
+  REQUIRE(cuMemPoolCreate(&pool, &p) == CUDA_SUCCESS);
+  CUdeviceptr h = 0;
+  REQUIRE(cuMemAllocFromPoolAsync(&h, 64, pool, nullptr) == CUDA_SUCCESS);
+  char buf[64];
+  CHECK(cuMemcpyDtoH(buf, h, 64) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(says("is host memory from pool"));
+  CHECK(cuMemFreeAsync(h, nullptr) == CUDA_SUCCESS);
+  CHECK(cuStreamSynchronize(nullptr) == CUDA_SUCCESS);
+  CHECK(cuMemcpyDtoH(buf, h, 8) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(says("in no live allocation"));
+  CHECK(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+}
+
+TEST_CASE("the allocator's books balance under random stream-ordered churn", "[mempool][stress]") {
+  primary();
+  CUstream s[3];
+  for (auto& x : s) REQUIRE(cuStreamCreate(&x, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  CUmemPoolProps p = props();
+  p.maxSize = 256 * kMiB;
+  CUmemoryPool pool = nullptr;
+  REQUIRE(cuMemPoolCreate(&pool, &p) == CUDA_SUCCESS);
+  std::mt19937_64 rng(42);
+  struct Live {
+    CUdeviceptr p;
+    size_t n;
+  };
+  std::vector<Live> live;
+  unsigned long long expect_used = 0;
+  for (int step = 0; step < 20000; ++step) {
+    unsigned op = rng() % 100;
+    CUstream st = s[rng() % 3];
+    if (op < 55 || live.empty()) {
+      size_t n = 1 + rng() % (op < 5 ? 8 * kMiB : 64 * 1024);
+      CUdeviceptr d = 0;
+      CUresult r = cuMemAllocFromPoolAsync(&d, n, pool, st);
+      REQUIRE((r == CUDA_SUCCESS || r == CUDA_ERROR_OUT_OF_MEMORY));
+      if (r == CUDA_SUCCESS) {
+        REQUIRE(d % 512 == 0);
+        // No two live allocations overlap.
+        for (const Live& l : live) REQUIRE((d + n <= l.p || l.p + l.n <= d));
+        live.push_back({d, n});
+        expect_used += n;
+      }
+    } else if (op < 95) {
+      size_t i = rng() % live.size();
+      REQUIRE(cuMemFreeAsync(live[i].p, st) == CUDA_SUCCESS);
+      expect_used -= live[i].n;
+      live[i] = live.back();
+      live.pop_back();
+    } else if (op < 98) {
+      REQUIRE(cuStreamSynchronize(st) == CUDA_SUCCESS);
+    } else {
+      REQUIRE(cuMemPoolTrimTo(pool, (rng() % 4) * 32 * kMiB) == CUDA_SUCCESS);
+    }
+    REQUIRE(attr(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT) == expect_used);
+    REQUIRE(attr(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) <= 256 * kMiB);
+    REQUIRE(attr(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) % (32 * kMiB) == 0);
+  }
+  for (const Live& l : live) REQUIRE(cuMemFreeAsync(l.p, s[0]) == CUDA_SUCCESS);
+  REQUIRE(cuCtxSynchronize() == CUDA_SUCCESS);
+  CHECK(attr(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT) == 0);
+  CHECK(attr(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) == 0);
+  // Everything coalesced back: the whole capacity is one allocation again.
+  CUdeviceptr all = 0;
+  CHECK(cuMemAllocFromPoolAsync(&all, 256 * kMiB, pool, s[0]) == CUDA_SUCCESS);
+  CHECK(cuMemFreeAsync(all, s[0]) == CUDA_SUCCESS);
+  for (auto& x : s) REQUIRE(cuStreamDestroy(x) == CUDA_SUCCESS);
+  REQUIRE(cuCtxSynchronize() == CUDA_SUCCESS);
+  CHECK(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+}
+
+TEST_CASE("many threads allocate and free from one pool at once", "[mempool][stress]") {
+  primary();
+  CUcontext c = nullptr;
+  REQUIRE(cuCtxGetCurrent(&c) == CUDA_SUCCESS);
+  CUmemoryPool def = nullptr;
+  REQUIRE(cuDeviceGetDefaultMemPool(&def, 0) == CUDA_SUCCESS);
+  unsigned long long used0 = attr(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      cuCtxSetCurrent(c);
+      CUstream s = nullptr;
+      if (cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+        ++failures;
+        return;
+      }
+      std::vector<CUdeviceptr> mine;
+      for (int i = 0; i < 2000; ++i) {
+        CUdeviceptr d = 0;
+        if (cuMemAllocAsync(&d, 256 + 512 * (i % 7), s) != CUDA_SUCCESS) ++failures;
+        else mine.push_back(d);
+        if (i % 3 == 2) {
+          if (cuMemFreeAsync(mine.back(), s) != CUDA_SUCCESS) ++failures;
+          mine.pop_back();
+        }
+        if (i % 500 == 0) cuStreamSynchronize(s);
+      }
+      for (auto d : mine)
+        if (cuMemFreeAsync(d, t % 2 ? s : nullptr) != CUDA_SUCCESS) ++failures;
+      cuStreamSynchronize(s);
+      cuStreamDestroy(s);
+    });
+  for (auto& th : threads) th.join();
+  CHECK(failures == 0);
+  REQUIRE(cuCtxSynchronize() == CUDA_SUCCESS);
+  CHECK(attr(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT) == used0);
+}
