@@ -4,19 +4,13 @@
 #include <unordered_map>
 
 #include "core/driver.hpp"
+#include "core/thread_state.hpp"
 #include "memory/address_space.hpp"
 #include "memory/pool.hpp"
 
 namespace cuda_shim {
 namespace {
 std::atomic<uint64_t> g_next_ctx_id{1};
-
-// This thread's per-thread default streams, by context id.
-struct PerThread {
-  std::unordered_map<uint64_t, std::shared_ptr<Stream>> by_ctx;
-};
-thread_local PerThread t_per_thread;
-thread_local std::vector<void*> t_stack;
 }  // namespace
 
 Registry<Context>& contexts() {
@@ -37,17 +31,31 @@ Context::Context(Device* dev, unsigned flags, bool primary)
 
 int Context::ordinal() const { return dev_->ordinal; }
 
+void Context::set_active(bool a) {
+  active_.store(a, std::memory_order_release);
+  contexts().bump();
+}
+
 void Context::init_legacy() {
   legacy_ = std::make_shared<Stream>(shared_from_this(), StreamKind::legacy, 0u, 0);
 }
 
 std::shared_ptr<Stream> Context::per_thread() {
-  auto& slot = t_per_thread.by_ctx[id_];
+  auto& slot = ts().per_thread[id_];
   if (!slot) {
     slot = std::make_shared<Stream>(shared_from_this(), StreamKind::per_thread, 0u, 0);
     track(slot);
   }
   return slot;
+}
+
+Stream* Context::per_thread_raw() {
+  ThreadState& t = ts();
+  if (t.pt_ctx_id == id_ && t.pt_stream) return t.pt_stream;
+  Stream* s = per_thread().get();  // owned by t.per_thread
+  t.pt_ctx_id = id_;
+  t.pt_stream = s;
+  return s;
 }
 
 void Context::track(const std::shared_ptr<Stream>& s) {
@@ -83,46 +91,89 @@ void Context::teardown() {
     streams_.clear();
   }
   for (auto& s : gone) cuda_shim::streams().remove(s.get());
-  t_per_thread.by_ctx.erase(id_);
+  ThreadState& t = ts();
+  t.per_thread.erase(id_);
+  if (t.pt_ctx_id == id_) t.pt_stream = nullptr;
   // A context's allocations die with it (cuCtxDestroy, primary release to zero, reset).
   mem::release_context(this);
 }
 
-std::vector<void*>& ctx_stack() { return t_stack; }
+std::vector<void*>& ctx_stack() { return ts().stack; }
 
-std::shared_ptr<Context> current_context() {
-  if (t_stack.empty()) return nullptr;
-  return contexts().find(t_stack.back());
+Context* current_context_raw() {
+  ThreadState& t = ts();
+  if (t.stack.empty()) return nullptr;
+  void* h = t.stack.back();
+  uint64_t e = contexts().epoch();  // read before the lookup: a later change re-validates
+  if (h != t.ctx_handle || e != t.ctx_epoch) {
+    t.ctx = contexts().find(h);
+    t.ctx_handle = h;
+    t.ctx_epoch = e;
+  }
+  return t.ctx.get();
 }
 
-Errc require_context(const char* api, std::shared_ptr<Context>& out) {
+std::shared_ptr<Context> current_context() {
+  if (!current_context_raw()) return nullptr;
+  return ts().ctx;
+}
+
+Errc require_context(const char* api, Context*& out) {
   if (Errc e = Driver::get().require_init(api); e != Errc::success) return e;
-  if (t_stack.empty())
+  ThreadState& t = ts();
+  if (t.stack.empty())
     return fail(Errc::invalid_context, "{}: no context is current on this thread (call cuCtxSetCurrent, "
                 "cuDevicePrimaryCtxRetain + cuCtxSetCurrent, or any runtime call first)", api);
-  out = contexts().find(t_stack.back());
+  out = current_context_raw();
   if (!out)
-    return fail(Errc::invalid_context, "{}: the current context {} has been destroyed", api, t_stack.back());
+    return fail(Errc::invalid_context, "{}: the current context {} has been destroyed", api, t.stack.back());
   if (!out->active())  // measured: 709 after cudaDeviceReset left the primary current
     return fail(Errc::context_is_destroyed, "{}: the current context is a primary context that was reset or "
                 "released to a reference count of 0; retain it again (or call any runtime function)", api);
   return Errc::success;
 }
 
-Errc resolve_stream(const void* h, bool per_thread_default, const char* api, std::shared_ptr<Stream>& out) {
+Errc require_context(const char* api, std::shared_ptr<Context>& out) {
+  Context* c = nullptr;
+  if (Errc e = require_context(api, c); e != Errc::success) return e;
+  out = ts().ctx;
+  return Errc::success;
+}
+
+Errc resolve_stream(const void* h, bool per_thread_default, const char* api, Stream*& out) {
   auto v = reinterpret_cast<uintptr_t>(h);
   if (v == 0 || v == 1 || v == 2) {
-    std::shared_ptr<Context> ctx;
+    Context* ctx = nullptr;
     if (Errc e = require_context(api, ctx); e != Errc::success) return e;
     bool pt = v == 2 || (v == 0 && per_thread_default);
-    out = pt ? ctx->per_thread() : ctx->legacy_ptr();
+    out = pt ? ctx->per_thread_raw() : &ctx->legacy();
     return Errc::success;
   }
   if (Errc e = Driver::get().require_init(api); e != Errc::success) return e;
-  out = streams().find(h);
-  if (!out) return fail(Errc::invalid_handle, "{}: stream {} is not a live stream (destroyed, or never created)", api, h);
-  if (!out->ctx()->active() || !contexts().find(out->ctx()))
+  ThreadState& t = ts();
+  const uint64_t se = streams().epoch(), ce = contexts().epoch();
+  for (auto& slot : t.streams)
+    if (slot.h == h && slot.stream_epoch == se && slot.ctx_epoch == ce && slot.s) {
+      out = slot.s.get();
+      return Errc::success;
+    }
+  std::shared_ptr<Stream> s = streams().find(h);
+  if (!s) return fail(Errc::invalid_handle, "{}: stream {} is not a live stream (destroyed, or never created)", api, h);
+  if (!s->ctx()->active() || !contexts().find(s->ctx()))
     return fail(Errc::invalid_context, "{}: stream {} belongs to a context that no longer exists", api, h);
+  auto& slot = t.streams[t.next_slot++ % 4];
+  slot.h = h;
+  slot.stream_epoch = se;
+  slot.ctx_epoch = ce;
+  slot.s = std::move(s);
+  out = slot.s.get();
+  return Errc::success;
+}
+
+Errc resolve_stream(const void* h, bool per_thread_default, const char* api, std::shared_ptr<Stream>& out) {
+  Stream* s = nullptr;
+  if (Errc e = resolve_stream(h, per_thread_default, api, s); e != Errc::success) return e;
+  out = s->shared_from_this();
   return Errc::success;
 }
 

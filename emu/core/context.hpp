@@ -27,13 +27,15 @@ class Context : public std::enable_shared_from_this<Context> {
   // A primary context whose refcount fell to zero is inactive: its handle stays valid
   // for retain, but work submitted through it fails.
   bool active() const { return active_.load(std::memory_order_acquire); }
-  void set_active(bool a) { active_.store(a, std::memory_order_release); }
+  void set_active(bool a);  // also invalidates every thread's cached handles
 
   // The legacy default stream of this context (created with the context).
   Stream& legacy() { return *legacy_; }
   std::shared_ptr<Stream> legacy_ptr() { return legacy_; }
+  Stream* legacy_raw() const { return legacy_.get(); }
   // This thread's per-thread default stream in this context.
   std::shared_ptr<Stream> per_thread();
+  Stream* per_thread_raw();  // the same, through the thread's cache
   void track(const std::shared_ptr<Stream>& s);
   // Every stream of the context that is still alive (for synchronize and legacy rules).
   std::vector<std::shared_ptr<Stream>> streams();
@@ -63,14 +65,20 @@ Registry<Event>& events();
 std::vector<void*>& ctx_stack();
 // The current context, validated; null when none (or it was destroyed).
 std::shared_ptr<Context> current_context();
+// The same without a reference count: valid until this thread's next API call.
+Context* current_context_raw();
 // The current context, or a recorded failure: CUDA_ERROR_INVALID_CONTEXT when none is
 // current or it was destroyed, CUDA_ERROR_CONTEXT_IS_DESTROYED... per the real driver.
 Errc require_context(const char* api, std::shared_ptr<Context>& out);
+Errc require_context(const char* api, Context*& out);
 
 // Resolve a CUstream argument: null means the current context's default stream
 // (legacy, or the per-thread one when `per_thread_default` is set: the _ptsz/_ptds
 // entry points), 0x1 = CU_STREAM_LEGACY, 0x2 = CU_STREAM_PER_THREAD.
 Errc resolve_stream(const void* h, bool per_thread_default, const char* api, std::shared_ptr<Stream>& out);
+// The same through this thread's cache of validated handles: no lock, no reference count
+// on a hit. The stream stays alive until this thread's next API call.
+Errc resolve_stream(const void* h, bool per_thread_default, const char* api, Stream*& out);
 Errc resolve_event(const void* h, const char* api, std::shared_ptr<Event>& out);
 
 }  // namespace cuda_shim

@@ -34,8 +34,14 @@ void make_uuid(int ordinal, const std::string& name, unsigned char out[16]) {
 
 }  // namespace
 
-Driver& Driver::get() {
-  static Driver* d = new Driver();  // leaked on purpose
+std::atomic<Driver*> g_driver{nullptr};
+
+Driver& Driver::create() {
+  static Driver* d = [] {
+    auto* x = new Driver();  // leaked on purpose
+    g_driver.store(x, std::memory_order_release);
+    return x;
+  }();
   return *d;
 }
 

@@ -34,9 +34,16 @@ struct Device {
   int attribute(int a) const { return attr[a]; }
 };
 
+class Driver;
+extern std::atomic<Driver*> g_driver;
+
 class Driver {
  public:
-  static Driver& get();  // never destroyed: worker threads may outlive main()
+  // Never destroyed: worker threads may outlive main(). The fast path is one load.
+  static Driver& get() {
+    Driver* d = g_driver.load(std::memory_order_acquire);
+    return __builtin_expect(d != nullptr, 1) ? *d : create();
+  }
 
   Errc init(unsigned flags);
   bool initialized() const noexcept { return initialized_.load(std::memory_order_acquire); }
@@ -50,6 +57,7 @@ class Driver {
 
  private:
   Driver();
+  static Driver& create();
   const Config& cfg_;
   std::atomic<bool> initialized_{false};
   std::vector<std::unique_ptr<Device>> devices_;

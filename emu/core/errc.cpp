@@ -1,5 +1,7 @@
 #include "core/errc.hpp"
 
+#include "core/thread_state.hpp"
+
 #include <utility>
 
 namespace cuda_shim {
@@ -15,12 +17,6 @@ constexpr Row kRows[] = {
 #undef ERRC
 };
 
-struct Why {
-  Errc e = Errc::success;
-  bool set = false;
-  std::string msg;
-};
-thread_local Why t_why;
 }  // namespace
 
 int to_curesult(Errc e) noexcept {
@@ -42,14 +38,15 @@ Errc from_curesult(int cu) noexcept {
 }
 
 void set_explanation(Errc e, std::string msg) noexcept {
-  t_why.e = e;
-  t_why.set = true;
-  t_why.msg = std::move(msg);
+  ThreadState& t = ts();
+  t.why_e = e;
+  t.why_set = true;
+  t.why_msg = std::move(msg);
 }
-const std::string& explanation() noexcept { return t_why.msg; }
+const std::string& explanation() noexcept { return ts().why_msg; }
 // The message itself stays until the next failure, so a user can ask after the fact.
-void clear_explanation() noexcept { t_why.set = false; }
-bool explanation_set() noexcept { return t_why.set; }
-Errc explanation_code() noexcept { return t_why.e; }
+void clear_explanation() noexcept { ts().why_set = false; }
+bool explanation_set() noexcept { return ts().why_set; }
+Errc explanation_code() noexcept { return ts().why_e; }
 
 }  // namespace cuda_shim

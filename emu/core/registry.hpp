@@ -2,6 +2,8 @@
 // dereferenced after this registry has confirmed it names a live object of the
 // right kind: garbage and stale handles are answered, never followed.
 #pragma once
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -32,8 +34,13 @@ class Registry {
     if (it == map_.end()) return nullptr;
     auto obj = std::move(it->second);
     map_.erase(it);
+    bump();
     return obj;
   }
+  // Changes whenever a handle dies (or its object changes state, see bump's callers):
+  // per-thread caches of validated handles compare it instead of taking the lock.
+  uint64_t epoch() const { return epoch_.load(std::memory_order_acquire); }
+  void bump() { epoch_.fetch_add(1, std::memory_order_acq_rel); }
   template <class F>
   void for_each(F&& f) const {
     std::shared_lock lk(m_);
@@ -47,6 +54,7 @@ class Registry {
  private:
   mutable std::shared_mutex m_;
   std::unordered_map<const void*, std::shared_ptr<T>> map_;
+  std::atomic<uint64_t> epoch_{1};
 };
 
 }  // namespace cuda_shim

@@ -111,7 +111,25 @@ void Stream::worker_loop() {
   }
 }
 
-uint64_t Stream::mark() { return enqueue(nullptr, {}, /*inline_ok=*/true); }
+uint64_t Stream::mark() {
+  // Fast path: no implicit dependency can apply (a non-blocking stream, or a blocking one
+  // while the legacy stream is idle) and nothing is queued: the position completes at once.
+  bool may_depend = kind_ == StreamKind::legacy;
+  if (!may_depend && blocking() && ctx_)
+    if (Stream* l = ctx_->legacy_raw(); l && l != this && !l->idle()) may_depend = true;
+  if (!may_depend) {
+    std::lock_guard lk(m_);
+    uint64_t seq = submitted_.load(std::memory_order_relaxed) + 1;
+    if (queue_.empty() && !worker_active_ && completed_.load(std::memory_order_relaxed) == seq - 1) {
+      // Completion is published before the position exists: no thread can be waiting for
+      // it (a waiter reads submitted() first), so no fence and no wake-up are needed.
+      completed_.store(seq, std::memory_order_release);
+      submitted_.store(seq, std::memory_order_release);
+      return seq;
+    }
+  }
+  return enqueue(nullptr, {}, /*inline_ok=*/true);
+}
 
 void Stream::observe(uint64_t seq) {
   uint64_t cur = observed_.load(std::memory_order_relaxed);

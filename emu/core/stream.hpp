@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/errc.hpp"
+#include "core/spinlock.hpp"
 
 namespace cuda_shim {
 
@@ -103,7 +104,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   unsigned flags_;
   int priority_;
   uint64_t id_;
-  std::mutex m_;
+  SpinLock m_;  // held for a few instructions: the queue and the worker flag
   std::deque<Op> queue_;
   bool worker_active_ = false;
   std::atomic<uint64_t> submitted_{0};

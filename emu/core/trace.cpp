@@ -10,7 +10,10 @@
 
 namespace cuda_shim::abi {
 
-bool tracing() noexcept { return Config::get().trace; }
+bool tracing() noexcept {
+  static const bool on = Config::get().trace;  // settings are read once
+  return on;
+}
 
 void trace_ok(const char* api) noexcept { fmt::print(stderr, "cuda-shim: {} -> success\n", api); }
 

@@ -3,6 +3,8 @@
 #include <array>
 #include <mutex>
 
+#include "core/thread_state.hpp"
+
 namespace cuda_shim::mem {
 
 const char* kind_name(Kind k) noexcept {
@@ -40,6 +42,17 @@ RangePtr AddressSpace::find(uintptr_t p) const {
   if (it == map_.begin()) return nullptr;
   --it;
   return it->second->contains(p) ? it->second : nullptr;
+}
+
+const Range* AddressSpace::find_cached(uintptr_t p) const {
+  ThreadState& t = ts();
+  uint64_t e = epoch_.load(std::memory_order_acquire);
+  if (t.range && t.range_epoch == e && t.range->contains(p)) return t.range.get();
+  RangePtr r = find(p);
+  if (!r) return nullptr;
+  t.range = std::move(r);
+  t.range_epoch = e;
+  return t.range.get();
 }
 
 RangePtr AddressSpace::find_overlap(uintptr_t p, size_t n) const {

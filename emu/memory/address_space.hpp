@@ -76,8 +76,13 @@ class AddressSpace {
     if (it == map_.end() || !pred(*it->second)) return nullptr;
     RangePtr r = std::move(it->second);
     map_.erase(it);
+    epoch_.fetch_add(1, std::memory_order_acq_rel);
     return r;
   }
+  // find() through this thread's cache of the last range found: no lock and no reference
+  // count while no range was removed since. Null when p lies in no range; the range stays
+  // alive until this thread's next call.
+  const Range* find_cached(uintptr_t p) const;
   // Every range owned by ctx (for context teardown).
   std::vector<RangePtr> owned_by(const Context* ctx) const;
   size_t count() const;
@@ -88,6 +93,7 @@ class AddressSpace {
   AddressSpace() = default;
   mutable std::shared_mutex m_;
   std::map<uintptr_t, RangePtr> map_;
+  std::atomic<uint64_t> epoch_{1};  // bumped by every removal
   std::atomic<uint64_t> next_id_{1};
 };
 

@@ -176,12 +176,12 @@ Errc alloc_async(CUdeviceptr* dptr, size_t bytes, const PoolPtr& from, CUstream 
   TRY(Driver::get().require_init(api));
   TRY(need(dptr, api, "dptr"));
   *dptr = 0;  // measured: cleared on every refusal
-  std::shared_ptr<Stream> s;
+  Stream* s = nullptr;
   TRY(resolve_stream(h, pt, api, s));
   if (bytes == 0) return Errc::success;  // measured: success with a NULL pointer
   Pool* p = from ? from.get() : mem::current_device_pool(s->ctx()->ordinal());
   uintptr_t out = 0;
-  TRY(p->alloc(bytes, s, api, out));
+  TRY(p->alloc(bytes, *s, api, out));
   *dptr = out;
   return Errc::success;
 }
@@ -197,11 +197,12 @@ Errc alloc_from_pool(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstrea
 
 Errc free_async(CUdeviceptr dptr, CUstream h, bool pt, const char* api) {
   TRY(Driver::get().require_init(api));
-  std::shared_ptr<Stream> s;
+  Stream* s = nullptr;
   TRY(resolve_stream(h, pt, api, s));
   if (dptr == 0) return Errc::success;  // measured
+  if (const mem::Range* w = AddressSpace::get().find_cached(dptr); w && w->kind == Kind::pool)
+    return w->pool->free_async(dptr, *s, api);
   RangePtr r = AddressSpace::get().find(dptr);
-  if (r && r->kind == Kind::pool) return r->pool->free_async(dptr, s, api);
   if (r && r->kind == Kind::device && r->base == dptr) {
     // Measured: cuMemFreeAsync also frees cuMemAlloc memory. Work already queued keeps
     // the mapping alive through its own reference.

@@ -19,28 +19,21 @@
 
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "core/thread_state.hpp"
 #include "memory/address_space.hpp"
 
 namespace cuda_shim::mem {
 
 // ---- blocks and the address-ordered treap ---------------------------------------------
-// The window is tiled by blocks: live allocations, and free extents between them. Free
-// space always coalesces; a free extent lists the stream-ordered frees inside it that the
-// host has not observed yet (pending intervals). Those are barriers for a stream that may
-// not reuse them yet, and transparent for the others (measured: a stream allocates across
-// its own pending free and the settled space next to it). Every block lives in one treap
-// keyed by offset and augmented with the largest free extent of each subtree: first fit
-// and "which block holds p" are O(log n).
-struct PoolPending {
-  uintptr_t off = 0;
-  size_t len = 0;
-  void* entry = nullptr;  // the freeing stream's Pool::StreamEntry
-  uint64_t seq = 0;       // the free's position in that stream
-  PoolBlock* owner = nullptr;
-  PoolPending* pprev = nullptr;  // the entry's list
-  PoolPending* pnext = nullptr;
-};
-
+// The window is tiled by blocks: live allocations and free blocks. A free block is either
+// settled (reusable by every stream) or pending: a stream-ordered free the host has not
+// observed, tagged with its stream and position; it is reusable only by streams the reuse
+// policies allow. Freed blocks keep their identity (a free flips the block in place); free
+// blocks merge when they settle or when an allocation spans them. Placement is first fit
+// over runs of adjacent free blocks (measured: a stream allocates across its own pending
+// free and the settled space next to it), so the treap of all blocks, keyed by offset,
+// carries a segment-tree summary of free runs per subtree: first fit and "which block
+// holds p" are O(log n), and the common alloc/free pair touches one block.
 struct PoolBlock {
   uintptr_t off = 0;
   size_t size = 0;  // multiple of kPoolAlign
@@ -48,88 +41,131 @@ struct PoolBlock {
   PoolBlock* next = nullptr;
   PoolBlock* l = nullptr;  // treap
   PoolBlock* r = nullptr;
+  PoolBlock* up = nullptr;
   uint32_t prio = 0;
-  size_t max_free = 0;
+  // Summary of this subtree's blocks in address order: total bytes, free run at its start,
+  // free run at its end, longest free run.
+  size_t total = 0, pre = 0, suf = 0, best = 0;
   bool used = false;
   size_t req = 0;          // used: bytes requested
   uint64_t buffer_id = 0;  // used
-  std::vector<PoolPending*> ivs;  // free: pending intervals, by offset
+  // Free and pending: the freeing stream's Pool::StreamEntry, and the free's position.
+  void* tag = nullptr;
+  uint64_t seq = 0;
+  PoolBlock* pprev = nullptr;  // the entry's list of pending blocks
+  PoolBlock* pnext = nullptr;
 };
 
 struct Pool::StreamEntry {
   std::shared_ptr<Stream> s;  // kept alive while frees wait on it
-  PoolPending* head = nullptr;
+  PoolBlock* head = nullptr;
   size_t count = 0;
 };
 
 namespace {
 
-size_t mf(const PoolBlock* n) { return n ? n->max_free : 0; }
-void pull(PoolBlock* n) { n->max_free = std::max({n->used ? size_t(0) : n->size, mf(n->l), mf(n->r)}); }
 
-PoolBlock* rot_right(PoolBlock* n) {
-  PoolBlock* l = n->l;
-  n->l = l->r;
-  l->r = n;
-  pull(n);
-  pull(l);
-  return l;
-}
-PoolBlock* rot_left(PoolBlock* n) {
-  PoolBlock* r = n->r;
-  n->r = r->l;
-  r->l = n;
-  pull(n);
-  pull(r);
-  return r;
-}
-PoolBlock* t_insert(PoolBlock* root, PoolBlock* b) {
-  if (!root) {
-    b->l = b->r = nullptr;
-    pull(b);
-    return b;
+// Recomputes n's summary from its children; returns whether it changed.
+bool pull(PoolBlock* n) {
+  const size_t f = n->used ? 0 : n->size;
+  size_t t = n->size, pre = f, suf = f, best = f;
+  if (const PoolBlock* L = n->l) {
+    best = std::max({L->best, best, L->suf + pre});
+    pre = L->pre == L->total ? L->total + pre : L->pre;
+    suf = suf == t ? t + L->suf : suf;
+    t += L->total;
   }
-  if (b->off < root->off) {
-    root->l = t_insert(root->l, b);
-    if (root->l->prio > root->prio) return rot_right(root);
+  if (const PoolBlock* R = n->r) {
+    best = std::max({best, R->best, suf + R->pre});
+    pre = pre == t ? t + R->pre : pre;
+    suf = R->suf == R->total ? R->total + suf : R->suf;
+    t += R->total;
+  }
+  if (t == n->total && pre == n->pre && suf == n->suf && best == n->best) return false;
+  n->total = t;
+  n->pre = pre;
+  n->suf = suf;
+  n->best = best;
+  return true;
+}
+
+// Recomputes n's summary and its ancestors', stopping where nothing changes. Sound as long
+// as every other node was consistent: call it right after changing one node.
+void fix_up(PoolBlock* n) {
+  while (n && pull(n)) n = n->up;
+}
+
+PoolBlock* leftmost(PoolBlock* n);
+
+void set_child(PoolBlock*& root, PoolBlock* parent, PoolBlock* old, PoolBlock* now) {
+  if (!parent) root = now;
+  else if (parent->l == old) parent->l = now;
+  else parent->r = now;
+  if (now) now->up = parent;
+}
+
+// Rotates x above its parent.
+void rotate_up(PoolBlock*& root, PoolBlock* x) {
+  PoolBlock* p = x->up;
+  PoolBlock* g = p->up;
+  if (p->l == x) {
+    p->l = x->r;
+    if (x->r) x->r->up = p;
+    x->r = p;
   } else {
-    root->r = t_insert(root->r, b);
-    if (root->r->prio > root->prio) return rot_left(root);
+    p->r = x->l;
+    if (x->l) x->l->up = p;
+    x->l = p;
   }
-  pull(root);
-  return root;
+  p->up = x;
+  set_child(root, g, p, x);
+  pull(p);
+  pull(x);
 }
-PoolBlock* t_join(PoolBlock* a, PoolBlock* b) {  // every key of a < every key of b
-  if (!a) return b;
-  if (!b) return a;
-  if (a->prio > b->prio) {
-    a->r = t_join(a->r, b);
-    pull(a);
-    return a;
-  }
-  b->l = t_join(a, b->l);
+
+void t_insert(PoolBlock*& root, PoolBlock* b) {
+  b->l = b->r = nullptr;
+  b->total = b->pre = b->suf = b->best = ~size_t(0);  // force the first pull to write
   pull(b);
-  return b;
-}
-PoolBlock* t_erase(PoolBlock* root, uintptr_t off) {
-  if (!root) return nullptr;
-  if (off < root->off) root->l = t_erase(root->l, off);
-  else if (off > root->off) root->r = t_erase(root->r, off);
-  else {
-    PoolBlock* j = t_join(root->l, root->r);
-    root->l = root->r = nullptr;
-    return j;
+  PoolBlock* parent = nullptr;
+  PoolBlock** link = &root;
+  while (*link) {
+    parent = *link;
+    link = b->off < parent->off ? &parent->l : &parent->r;
   }
-  pull(root);
-  return root;
+  *link = b;
+  b->up = parent;
+  while (b->up && b->up->prio < b->prio) rotate_up(root, b);
+  fix_up(b->up);
 }
-// Recomputes the augmentation on the path to `off` (after a block there changed).
-void t_repull(PoolBlock* root, uintptr_t off) {
-  if (!root) return;
-  if (off < root->off) t_repull(root->l, off);
-  else if (off > root->off) t_repull(root->r, off);
-  pull(root);
+
+// Inserts b as the in-order successor of a (its key is the next one): a local descent
+// instead of one from the root.
+void t_insert_after(PoolBlock*& root, PoolBlock* a, PoolBlock* b) {
+  b->l = b->r = nullptr;
+  b->total = b->pre = b->suf = b->best = ~size_t(0);
+  pull(b);
+  if (!a->r) {
+    a->r = b;
+    b->up = a;
+  } else {
+    PoolBlock* p = leftmost(a->r);
+    p->l = b;
+    b->up = p;
+  }
+  while (b->up && b->up->prio < b->prio) rotate_up(root, b);
+  fix_up(b->up);
 }
+
+void t_erase(PoolBlock*& root, PoolBlock* b) {
+  while (b->l && b->r) rotate_up(root, b->l->prio > b->r->prio ? b->l : b->r);
+  PoolBlock* child = b->l ? b->l : b->r;
+  PoolBlock* parent = b->up;
+  set_child(root, parent, b, child);
+  b->l = b->r = b->up = nullptr;
+  fix_up(parent);
+}
+
 PoolBlock* t_find_le(PoolBlock* n, uintptr_t off) {
   PoolBlock* best = nullptr;
   while (n) {
@@ -142,18 +178,64 @@ PoolBlock* t_find_le(PoolBlock* n, uintptr_t off) {
   }
   return best;
 }
-// Lowest-address free block of at least r bytes accepted by `ok`.
-template <class Ok>
-PoolBlock* t_first_fit(PoolBlock* n, size_t r, Ok& ok) {
-  if (!n || n->max_free < r) return nullptr;
-  if (PoolBlock* b = t_first_fit(n->l, r, ok)) return b;
-  if (!n->used && n->size >= r && ok(n)) return n;
-  return t_first_fit(n->r, r, ok);
+
+// The block where the lowest run of free blocks of at least r bytes starts, at an offset
+// >= from, in the subtree n whose first byte is at `base`; null if there is none. Runs
+// start at block boundaries, and `from` is one.
+PoolBlock* leftmost(PoolBlock* n) {
+  while (n->l) n = n->l;
+  return n;
+}
+// The first block of the free run that ends subtree n (n->suf > 0).
+PoolBlock* suffix_start(PoolBlock* n) {
+  for (;;) {
+    if (n->r && n->r->suf < n->r->total) {
+      n = n->r;  // the run starts inside the right subtree
+      continue;
+    }
+    if (n->used) return leftmost(n->r);  // the right subtree is all free
+    if (n->l && n->l->suf > 0) {
+      n = n->l;  // ... and continues into the left subtree
+      continue;
+    }
+    return n;
+  }
+}
+PoolBlock* t_find_run(PoolBlock* n, uintptr_t base, size_t r, uintptr_t from) {
+  while (n && n->best >= r && base + n->total > from) {
+    PoolBlock* L = n->l;
+    PoolBlock* R = n->r;
+    const size_t lt = L ? L->total : 0;
+    const uintptr_t noff = base + lt;
+    if (L && L->best >= r && noff > from) {
+      // The left subtree may hold it; if it starts before `from` it must be searched
+      // with the bound, else without.
+      if (PoolBlock* x = t_find_run(L, base, r, std::max(base, from))) return x;
+    }
+    if (!n->used) {
+      // A run through this block: from the free suffix of the left subtree (not before
+      // `from`) on into the free prefix of the right one.
+      const size_t lsuf = L ? L->suf : 0;
+      const uintptr_t start = std::max<uintptr_t>(from, noff - lsuf);
+      if (start <= noff) {
+        const size_t run = (noff - start) + n->size + (R ? R->pre : 0);
+        if (run >= r) {
+          if (start == noff) return n;
+          // It starts in the left subtree's free suffix, at or after `from`.
+          PoolBlock* b = suffix_start(L);
+          while (b->off < start) b = b->next;
+          return b;
+        }
+      }
+    }
+    base = noff + n->size;
+    n = R;
+  }
+  return nullptr;
 }
 
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
-std::atomic<uint64_t> g_next_buffer_id{1};
 std::atomic<uint64_t> g_next_chunk_id{1};
 std::atomic<int> g_attention{0};  // pools that may have work at the next synchronization
 
@@ -288,7 +370,7 @@ Errc Pool::reserve_window(const char* api) {
   PoolBlock* b = new_block();
   b->off = 0;
   b->size = len;
-  root_ = t_insert(nullptr, b);
+  t_insert(root_, b);
   return Errc::success;
 }
 
@@ -304,10 +386,7 @@ PoolBlock* Pool::new_block() {
   }
   PoolBlock* b = spare_;
   spare_ = b->next;
-  std::vector<PoolPending*> keep = std::move(b->ivs);  // recycle the vector's storage
-  keep.clear();
   *b = PoolBlock{};
-  b->ivs = std::move(keep);
   rng_ ^= rng_ << 13;
   rng_ ^= rng_ >> 17;
   rng_ ^= rng_ << 5;
@@ -316,70 +395,90 @@ PoolBlock* Pool::new_block() {
 }
 
 void Pool::drop_block(PoolBlock* b) {
-  b->ivs.clear();
   b->next = spare_;
   spare_ = b;
 }
 
-PoolPending* Pool::new_pending() {
-  if (!spare_pending_) {
-    constexpr size_t kSlab = 256;
-    pending_slabs_.emplace_back(new PoolPending[kSlab]);
-    PoolPending* s = pending_slabs_.back().get();
-    for (size_t i = 0; i < kSlab; ++i) {
-      s[i].pnext = spare_pending_;
-      spare_pending_ = &s[i];
-    }
-  }
-  PoolPending* v = spare_pending_;
-  spare_pending_ = v->pnext;
-  *v = PoolPending{};
-  return v;
-}
-
-void Pool::drop_pending(PoolPending* v) {
-  v->pnext = spare_pending_;
-  spare_pending_ = v;
-}
-
-Pool::StreamEntry& Pool::entry_for(const std::shared_ptr<Stream>& s) {
+Pool::StreamEntry& Pool::entry_for(Stream& s) {
+  if (last_entry_ && last_entry_->s.get() == &s) return *last_entry_;
   for (auto& e : streams_)
-    if (e->s == s) return *e;
+    if (e->s.get() == &s) return *(last_entry_ = e.get());
   for (auto& e : streams_)  // reuse an entry nothing waits on
     if (e->count == 0) {
-      e->s = s;
-      return *e;
+      e->s = s.shared_from_this();
+      return *(last_entry_ = e.get());
     }
   streams_.push_back(std::make_unique<StreamEntry>());
-  streams_.back()->s = s;
-  return *streams_.back();
+  streams_.back()->s = s.shared_from_this();
+  return *(last_entry_ = streams_.back().get());
 }
 
-// A pending interval [off, off+len) of extent `owner` (the caller places it in owner->ivs).
-PoolPending* Pool::pend(PoolBlock* owner, uintptr_t off, size_t len, StreamEntry& e, uint64_t seq) {
-  PoolPending* v = new_pending();
-  v->off = off;
-  v->len = len;
-  v->entry = &e;
-  v->seq = seq;
-  v->owner = owner;
-  v->pnext = e.head;
-  if (e.head) e.head->pprev = v;
-  e.head = v;
+// Live blocks by base offset: frees find their block in O(1), without a tree walk.
+size_t Pool::h_slot(uintptr_t off) const { return ((off >> 9) * 0x9E3779B97F4A7C15ull) >> hash_shift_; }
+
+void Pool::h_insert(PoolBlock* b) {
+  if ((hash_count_ + 1) * 2 > hash_.size()) {
+    std::vector<PoolBlock*> old(hash_.size() ? hash_.size() * 2 : 64, nullptr);
+    old.swap(hash_);
+    hash_shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(hash_.size()));
+    hash_count_ = 0;
+    for (PoolBlock* x : old)
+      if (x) h_insert(x);
+  }
+  size_t mask = hash_.size() - 1;
+  for (size_t i = h_slot(b->off);; i = (i + 1) & mask)
+    if (!hash_[i]) {
+      hash_[i] = b;
+      ++hash_count_;
+      return;
+    }
+}
+
+PoolBlock* Pool::h_find(uintptr_t off) const {
+  if (hash_.empty()) return nullptr;
+  size_t mask = hash_.size() - 1;
+  for (size_t i = h_slot(off);; i = (i + 1) & mask) {
+    PoolBlock* b = hash_[i];
+    if (!b || b->off == off) return b;
+  }
+}
+
+void Pool::h_erase(uintptr_t off) {
+  size_t mask = hash_.size() - 1, i = h_slot(off);
+  while (hash_[i]->off != off) i = (i + 1) & mask;
+  // Backward-shift deletion keeps every probe chain unbroken without tombstones.
+  for (size_t j = (i + 1) & mask; hash_[j]; j = (j + 1) & mask) {
+    size_t home = h_slot(hash_[j]->off);
+    if (((j - home) & mask) >= ((j - i) & mask)) {
+      hash_[i] = hash_[j];
+      i = j;
+    }
+  }
+  hash_[i] = nullptr;
+  --hash_count_;
+}
+
+// Tags free block b as pending on entry e at position seq.
+void Pool::pend(PoolBlock* b, StreamEntry& e, uint64_t seq) {
+  b->tag = &e;
+  b->seq = seq;
+  b->pprev = nullptr;
+  b->pnext = e.head;
+  if (e.head) e.head->pprev = b;
+  e.head = b;
   ++e.count;
   ++pending_;
-  return v;
 }
 
-// Removes v from its stream's list and frees it (not from its extent's vector).
-void Pool::unpend(PoolPending* v) {
-  auto* e = static_cast<StreamEntry*>(v->entry);
-  if (v->pprev) v->pprev->pnext = v->pnext;
-  else e->head = v->pnext;
-  if (v->pnext) v->pnext->pprev = v->pprev;
+void Pool::unpend(PoolBlock* b) {
+  auto* e = static_cast<StreamEntry*>(b->tag);
+  if (b->pprev) b->pprev->pnext = b->pnext;
+  else e->head = b->pnext;
+  if (b->pnext) b->pnext->pprev = b->pprev;
+  b->pprev = b->pnext = nullptr;
+  b->tag = nullptr;
   --e->count;
   --pending_;
-  drop_pending(v);
 }
 
 // Adds or removes [off, off+len) from the chunks' busy bytes.
@@ -404,6 +503,7 @@ void Pool::busy(uintptr_t off, size_t len, bool add) {
 // has no memory left for them.
 bool Pool::commit_range(uintptr_t off, size_t len) {
   size_t first = off / kPoolChunk, last = (off + len - 1) / kPoolChunk;
+  if (first == last && chunk_committed_[first]) return true;
   size_t need = 0;
   for (size_t c = first; c <= last; ++c) need += chunk_committed_[c] ? 0 : 1;
   if (need == 0) return true;
@@ -443,44 +543,36 @@ void Pool::release_idle(uint64_t target, bool trim) {
   }
 }
 
-// Merges free block b with free neighbours; returns the surviving extent.
-PoolBlock* Pool::coalesce(PoolBlock* b) {
-  auto absorb = [&](PoolBlock* a, PoolBlock* c) {  // c follows a; both free
-    a->size += c->size;
-    for (PoolPending* v : c->ivs) v->owner = a;
-    // Adjacent frees of one stream become one interval (the later position covers both).
-    size_t first = 0;
-    if (!a->ivs.empty() && !c->ivs.empty()) {
-      PoolPending* x = a->ivs.back();
-      PoolPending* y = c->ivs.front();
-      if (x->off + x->len == y->off && x->entry == y->entry) {
-        x->len += y->len;
-        x->seq = std::max(x->seq, y->seq);
-        unpend(y);
-        first = 1;
-      }
-    }
-    a->ivs.insert(a->ivs.end(), c->ivs.begin() + static_cast<std::ptrdiff_t>(first), c->ivs.end());
-    a->next = c->next;
-    if (c->next) c->next->prev = a;
-    root_ = t_erase(root_, c->off);
+// Merges settled free block b with its settled free neighbours (keeps the tree small;
+// placement does not depend on it). Returns the surviving block.
+PoolBlock* Pool::merge_settled(PoolBlock* b) {
+  auto settled_free = [](const PoolBlock* x) { return x && !x->used && !x->tag; };
+  while (settled_free(b->next)) {
+    PoolBlock* c = b->next;
+    b->next = c->next;
+    if (c->next) c->next->prev = b;
+    t_erase(root_, c);
+    b->size += c->size;
+    fix_up(b);
     drop_block(c);
-    t_repull(root_, a->off);
-  };
-  if (PoolBlock* n = b->next; n && !n->used) absorb(b, n);
-  if (PoolBlock* p = b->prev; p && !p->used) {
-    absorb(p, b);
-    b = p;
+  }
+  while (settled_free(b->prev)) {
+    PoolBlock* a = b->prev;
+    a->next = b->next;
+    if (b->next) b->next->prev = a;
+    t_erase(root_, b);
+    a->size += b->size;
+    fix_up(a);
+    drop_block(b);
+    b = a;
   }
   return b;
 }
 
-void Pool::settle(PoolPending* v) {
-  PoolBlock* o = v->owner;
-  auto it = std::find(o->ivs.begin(), o->ivs.end(), v);
-  if (it != o->ivs.end()) o->ivs.erase(it);
-  busy(v->off, v->len, false);
-  unpend(v);
+void Pool::settle(PoolBlock* b) {
+  unpend(b);
+  busy(b->off, b->size, false);
+  merge_settled(b);
 }
 
 void Pool::settle_observed() {
@@ -488,10 +580,10 @@ void Pool::settle_observed() {
   for (auto& e : streams_) {
     if (!e->count) continue;
     uint64_t seen = e->s->observed();
-    for (PoolPending* v = e->head; v;) {
-      PoolPending* nx = v->pnext;
-      if (v->seq <= seen) settle(v);
-      v = nx;
+    for (PoolBlock* b = e->head; b;) {
+      PoolBlock* nx = b->pnext;
+      if (b->seq <= seen) settle(b);
+      b = nx;
     }
   }
 }
@@ -502,113 +594,101 @@ void Pool::refresh_attention() {
     attention_ = want;
     g_attention.fetch_add(want ? 1 : -1, std::memory_order_relaxed);
   }
-  if (!want)
+  if (!want) {
+    last_entry_ = nullptr;
     for (auto& e : streams_)
       if (e->count == 0) e->s.reset();  // let finished streams go
-}
-
-// May stream s reuse pending free v without a new dependency?
-bool Pool::eligible(const PoolPending& v, Stream& s) const {
-  Stream& x = *static_cast<const StreamEntry*>(v.entry)->s;
-  if (&x == &s || x.observed() >= v.seq) return true;
-  if (reuse_follow() && s.depends_on(x, v.seq)) return true;
-  return reuse_opportunistic() && x.completed() >= v.seq;
-}
-
-PoolBlock* Pool::first_fit(size_t r, Stream& s, bool internal_ok, uintptr_t& at) {
-  auto ok = [&](PoolBlock* e) {
-    // Lowest start in extent e whose r bytes cross no pending free that s may not reuse.
-    uintptr_t cand = e->off;
-    if (!internal_ok)
-      for (PoolPending* v : e->ivs) {
-        if (v->off >= cand + r) break;
-        if (!eligible(*v, s)) cand = v->off + v->len;
-      }
-    if (cand + r > e->off + e->size) return false;
-    at = cand;
-    return true;
-  };
-  return t_first_fit(root_, r, ok);
-}
-
-// Carves [at, at+r) out of free extent e as a live allocation; returns its block.
-PoolBlock* Pool::take(PoolBlock* e, uintptr_t at, size_t r, size_t req) {
-  const uintptr_t end = at + r, e_end = e->off + e->size;
-  // Pending intervals: the part inside [at, end) is reused (it stays busy); the rest
-  // stays pending in the prefix or the suffix extent.
-  std::vector<PoolPending*> pre, suf;
-  busy(at, r, true);
-  for (PoolPending* v : e->ivs) {
-    uintptr_t vo = v->off, ve = v->off + v->len;
-    if (ve <= at) {
-      pre.push_back(v);
-      continue;
-    }
-    if (vo >= end) {
-      suf.push_back(v);
-      continue;
-    }
-    // The reused part of a pending free was busy already: do not count it twice.
-    uintptr_t lo = std::max(vo, at), hi = std::min(ve, end);
-    busy(lo, hi - lo, false);
-    auto* entry = static_cast<StreamEntry*>(v->entry);
-    if (vo < at && ve > end) {  // spans the whole allocation: split in two
-      PoolPending* tail = pend(nullptr, end, ve - end, *entry, v->seq);
-      v->len = at - vo;
-      pre.push_back(v);
-      suf.push_back(tail);
-    } else if (vo < at) {
-      v->len = at - vo;
-      pre.push_back(v);
-    } else if (ve > end) {
-      v->off = end;
-      v->len = ve - end;
-      suf.push_back(v);
-    } else {
-      unpend(v);
-    }
   }
-  // Blocks: [e->off, at) stays e (if any), [at, end) used, [end, e_end) a new extent.
-  PoolBlock* u;
-  if (at == e->off) {
-    u = e;
-  } else {
-    u = new_block();
-    u->off = at;
-    u->prev = e;
-    u->next = e->next;
-    if (e->next) e->next->prev = u;
-    e->next = u;
-    e->size = at - e->off;
-    e->ivs = std::move(pre);
-    root_ = t_insert(root_, u);
-    t_repull(root_, e->off);
+}
+
+// May stream s reuse free block b without a new dependency?
+bool Pool::eligible(const PoolBlock& b, Stream& s) const {
+  if (!b.tag) return true;
+  Stream& x = *static_cast<const StreamEntry*>(b.tag)->s;
+  if (&x == &s || x.observed() >= b.seq) return true;
+  if (reuse_follow() && s.depends_on(x, b.seq)) return true;
+  return reuse_opportunistic() && x.completed() >= b.seq;
+}
+
+// The block where r bytes fit for stream s at the lowest address: the start of a run of
+// free blocks that are all reusable by s (internal_ok: every free block counts).
+PoolBlock* Pool::first_fit(size_t r, Stream& s, bool internal_ok) {
+  uintptr_t from = 0;
+  for (;;) {
+    PoolBlock* start = t_find_run(root_, 0, r, from);
+    if (!start || internal_ok) return start;
+    // Check the run for frees s may not reuse yet; past such a barrier, search again.
+    PoolBlock* b = start;
+    size_t got = 0;
+    while (b && got < r && !b->used && eligible(*b, s)) {
+      got += b->size;
+      b = b->next;
+    }
+    if (got >= r) return start;
+    from = b->off + b->size;  // b is a live block or a barrier
   }
-  u->size = r;
-  u->used = true;
-  u->req = req;
-  u->ivs.clear();
-  u->buffer_id = g_next_buffer_id.fetch_add(1, std::memory_order_relaxed);
-  if (end < e_end) {
+}
+
+// Carves the first r bytes of the run of free blocks starting at block u into one live
+// allocation, held by u.
+PoolBlock* Pool::take(PoolBlock* u, size_t r, size_t req) {
+  // Bytes of settled blocks become busy; bytes of pending blocks were busy already.
+  size_t need = r;
+  for (PoolBlock* b = u; need; b = b->next) {
+    size_t n = std::min(need, b->size);
+    if (!b->tag) busy(b->off, n, true);
+    need -= n;
+  }
+  if (u->size > r) {
+    // Split: the rest stays free, and pending where u was pending.
     PoolBlock* rest = new_block();
-    rest->off = end;
-    rest->size = e_end - end;
+    rest->off = u->off + r;
+    rest->size = u->size - r;
     rest->prev = u;
     rest->next = u->next;
     if (u->next) u->next->prev = rest;
     u->next = rest;
-    rest->ivs = std::move(suf);
-    for (PoolPending* v : rest->ivs) v->owner = rest;
-    root_ = t_insert(root_, rest);
+    if (u->tag) pend(rest, *static_cast<StreamEntry*>(u->tag), u->seq);
+    u->size = r;
+    fix_up(u);
+    t_insert_after(root_, u, rest);
+  } else {
+    // Absorb the following blocks of the run; the last may be taken only in part.
+    while (u->size < r) {
+      PoolBlock* c = u->next;
+      size_t n = std::min(r - u->size, c->size);
+      if (n == c->size) {
+        if (c->tag) unpend(c);
+        u->next = c->next;
+        if (c->next) c->next->prev = u;
+        t_erase(root_, c);
+        u->size += n;
+        fix_up(u);
+        drop_block(c);
+      } else {
+        c->off += n;  // keeps its place in the order: only bytes before it changed hands
+        c->size -= n;
+        fix_up(c);
+        u->size += n;
+        fix_up(u);
+      }
+    }
   }
-  t_repull(root_, u->off);
+  if (u->tag) unpend(u);
+  u->used = true;
+  u->req = req;
+  // Unique per allocation: this pool's range (its handle number) above every id that
+  // cuMemAlloc hands out.
+  u->buffer_id = (uint64_t(1) << 62) | ((handle_ >> 8) << 36) | ++next_buffer_;
+  fix_up(u);
+  h_insert(u);
   ++live_;
   used_ += req;
   used_high_ = std::max(used_high_, used_);
   return u;
 }
 
-Errc Pool::alloc(size_t bytes, const std::shared_ptr<Stream>& s, const char* api, uintptr_t& out) {
+Errc Pool::alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
   std::vector<Dep> deps;  // pending frees of other streams this allocation reuses
   {
     std::lock_guard lk(m_);
@@ -618,22 +698,24 @@ Errc Pool::alloc(size_t bytes, const std::shared_ptr<Stream>& s, const char* api
     if (!window_)
       if (Errc e = reserve_window(api); e != Errc::success) return e;
     const size_t r = round_up(bytes, kPoolAlign);
-    uintptr_t at = 0;
-    PoolBlock* e = first_fit(r, *s, false, at);
-    if (!e && reuse_internal()) {
+    PoolBlock* at = first_fit(r, s, false);
+    if (!at && reuse_internal()) {
       // Nothing fits without a new dependency: reuse other streams' pending frees and
       // make the allocating stream wait for them.
-      e = first_fit(r, *s, true, at);
-      if (e)
-        for (PoolPending* v : e->ivs)
-          if (v->off < at + r && v->off + v->len > at && !eligible(*v, *s))
-            deps.push_back(Dep{static_cast<StreamEntry*>(v->entry)->s, v->seq});
+      at = first_fit(r, s, true);
+      if (at) {
+        size_t got = 0;
+        for (PoolBlock* b = at; got < r; b = b->next) {
+          if (!eligible(*b, s)) deps.push_back(Dep{static_cast<StreamEntry*>(b->tag)->s, b->seq});
+          got += b->size;
+        }
+      }
     }
-    if (e && !commit_range(at, r)) {
-      e = nullptr;
+    if (at && !commit_range(at->off, r)) {
+      at = nullptr;
       deps.clear();
     }
-    if (!e) {
+    if (!at) {
       if (window_size_ < capacity_ && r <= capacity_)
         return fail(Errc::out_of_memory, "{}: {} bytes do not fit in the {} bytes of address space cuda-shim reserved "
                     "for {} (raise CUDA_SHIM_POOL_VA_MAX)", api, bytes, window_size_, describe());
@@ -646,37 +728,38 @@ Errc Pool::alloc(size_t bytes, const std::shared_ptr<Stream>& s, const char* api
                   api, bytes, describe(), r, capacity_, used_,
                   reuse_internal() ? "" : ", and CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES is off");
     }
-    take(e, at, r, bytes);
-    out = window_ + at;
+    out = window_ + at->off;
+    take(at, r, bytes);
     if (checking()) verify("alloc");
   }
   // Stream order: the allocating stream now waits for the frees it reuses.
-  for (auto& d : deps) s->add_dep(d.stream, d.seq, d.stream->clock());
-  if (!deps.empty()) s->enqueue(nullptr, std::move(deps), true);
+  for (auto& d : deps) s.add_dep(d.stream, d.seq, d.stream->clock());
+  if (!deps.empty()) s.enqueue(nullptr, std::move(deps), true);
   return Errc::success;
 }
 
-Errc Pool::free_async(uintptr_t p, const std::shared_ptr<Stream>& s, const char* api) {
+Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
   bool retire = false;
   {
     std::lock_guard lk(m_);
-    PoolBlock* b = window_ ? t_find_le(root_, p - window_) : nullptr;
-    if (!b || !b->used || b->off != p - window_) {
+    PoolBlock* b = window_ && p - window_ < window_size_ ? h_find(p - window_) : nullptr;
+    if (!b) {
+      b = window_ ? t_find_le(root_, p - window_) : nullptr;
       if (b && b->used && p - window_ - b->off < b->size)
         return fail(Errc::invalid_value, "{}: {:#x} is {} bytes into the allocation at {:#x} of {}; free the address "
                     "the allocation returned", api, p, p - window_ - b->off, window_ + b->off, describe());
       return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not a live allocation (freed already, or never "
                   "allocated)", api, p, describe());
     }
+    h_erase(b->off);
     used_ -= b->req;
     --live_;
     b->used = false;
     b->req = 0;
     // The free takes a position in the stream; until the host observes it, the bytes
     // stay busy (ReservedMemCurrent keeps them) and only some streams may reuse them.
-    b->ivs.push_back(pend(b, b->off, b->size, entry_for(s), s->mark()));
-    t_repull(root_, b->off);
-    coalesce(b);
+    pend(b, entry_for(s), s.mark());
+    fix_up(b);
     refresh_attention();
     if (checking()) verify("free_async");
     retire = destroyed() && live_ == 0;
@@ -689,18 +772,19 @@ Errc Pool::free_now(uintptr_t p, const char* api) {
   bool retire = false;
   {
     std::lock_guard lk(m_);
-    PoolBlock* b = window_ ? t_find_le(root_, p - window_) : nullptr;
-    if (!b || !b->used || b->off != p - window_)
+    PoolBlock* b = window_ && p - window_ < window_size_ ? h_find(p - window_) : nullptr;
+    if (!b)
       return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not the start of a live allocation", api, p,
                   describe());
     // Measured: cuMemFree of a stream-ordered allocation frees it, but UsedMemCurrent keeps
     // counting its bytes.
+    h_erase(b->off);
     --live_;
     b->used = false;
     b->req = 0;
     busy(b->off, b->size, false);
-    t_repull(root_, b->off);
-    coalesce(b);
+    fix_up(b);
+    merge_settled(b);
     release_idle(release_threshold(), false);
     refresh_attention();
     if (checking()) verify("free_now");
@@ -820,39 +904,39 @@ void Pool::verify(const char* where) const {
       ++live;
       used += b->req;
       if (b->req == 0 || b->req > b->size) bad("a live block's requested size does not fit it");
-      if (!b->ivs.empty()) bad("a live block lists pending frees");
+      if (b->tag) bad("a live block is tagged pending");
+      if (h_find(b->off) != b) bad(fmt::format("live block at {:#x} missing from the base-address hash", b->off));
       add(b->off, b->size);
-    } else {
-      if (b->next && !b->next->used) bad(fmt::format("free blocks at {:#x} and {:#x} not coalesced", b->off,
-                                                     b->next->off));
-      uintptr_t last = b->off;
-      for (const PoolPending* v : b->ivs) {
-        ++pend;
-        if (v->owner != b) bad("a pending free names the wrong extent");
-        if (v->off < last || v->off + v->len > b->off + b->size || v->len == 0)
-          bad(fmt::format("pending free [{:#x}, +{}) misplaced in extent [{:#x}, +{})", v->off, v->len, b->off,
-                          b->size));
-        last = v->off + v->len;
-        add(v->off, v->len);
-      }
+    } else if (b->tag) {
+      ++pend;
+      add(b->off, b->size);
+    } else if (b->next && !b->next->used && !b->next->tag) {
+      bad(fmt::format("settled free blocks at {:#x} and {:#x} not merged", b->off, b->next->off));
     }
     expect = b->off + b->size;
   }
   if (expect != window_size_) bad("the blocks do not cover the window");
   std::function<size_t(const PoolBlock*)> count = [&](const PoolBlock* n) -> size_t {
     if (!n) return 0;
-    size_t m = std::max({n->used ? size_t(0) : n->size, mf(n->l), mf(n->r)});
-    if (m != n->max_free) bad(fmt::format("stale max_free at {:#x}", n->off));
-    if ((n->l && n->l->off >= n->off) || (n->r && n->r->off <= n->off)) bad("treap order broken");
-    return 1 + count(n->l) + count(n->r);
+    size_t c = 1 + count(n->l) + count(n->r);
+    PoolBlock copy = *n;
+    if (pull(&copy)) bad(fmt::format("stale run summary at {:#x}", n->off));
+    if ((n->l && (n->l->off >= n->off || n->l->up != n)) || (n->r && (n->r->off <= n->off || n->r->up != n)))
+      bad("treap order or parent links broken");
+    if ((n->l && n->l->prio > n->prio) || (n->r && n->r->prio > n->prio)) bad("treap heap order broken");
+    return c;
   };
   if (count(root_) != nodes) bad("the treap and the address list hold different blocks");
+  if (hash_count_ != live) bad("the base-address hash and the live blocks disagree");
   if (live != live_) bad(fmt::format("{} live blocks, counter says {}", live, live_));
   if (pend != pending_) bad(fmt::format("{} pending frees, counter says {}", pend, pending_));
   size_t listed = 0;
   for (auto& e : streams_) {
     size_t n = 0;
-    for (const PoolPending* v = e->head; v; v = v->pnext) ++n;
+    for (const PoolBlock* v = e->head; v; v = v->pnext) {
+      if (v->tag != e.get() || v->used) bad("a stream's pending list holds a block that is not pending on it");
+      ++n;
+    }
     if (n != e->count) bad("a stream's pending list and its count disagree");
     listed += n;
   }
@@ -1038,19 +1122,14 @@ void set_current_pool(CUmemLocationType type, int id, CUmemAllocationType at, co
 }
 
 Pool* current_device_pool(int dev) {
-  struct Cache {
-    int dev = -1;
-    uint64_t epoch = 0;
-    PoolPtr pool;
-  };
-  thread_local Cache c;
+  ThreadState& t = ts();
   uint64_t e = g_epoch.load(std::memory_order_acquire);
-  if (c.dev != dev || c.epoch != e || !c.pool) {
-    c.pool = current_pool(CU_MEM_LOCATION_TYPE_DEVICE, dev, CU_MEM_ALLOCATION_TYPE_PINNED);
-    c.dev = dev;
-    c.epoch = e;
+  if (t.pool_dev != dev || t.pool_epoch != e || !t.pool) {
+    t.pool = current_pool(CU_MEM_LOCATION_TYPE_DEVICE, dev, CU_MEM_ALLOCATION_TYPE_PINNED);
+    t.pool_dev = dev;
+    t.pool_epoch = e;
   }
-  return c.pool.get();
+  return t.pool.get();
 }
 
 void pools_after_sync() noexcept {

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/errc.hpp"
+#include "core/spinlock.hpp"
 
 namespace cuda_shim {
 class Stream;
@@ -43,7 +44,6 @@ constexpr size_t kPoolAlign = 512;               // sub-allocation granularity a
 constexpr uint64_t kPoolVaBudget = uint64_t(1) << 46;
 
 struct PoolBlock;
-struct PoolPending;
 
 // A live allocation as pointer queries see it.
 struct PoolAlloc {
@@ -88,9 +88,9 @@ class Pool : public std::enable_shared_from_this<Pool> {
   std::string describe() const;  // "pool 0x… (device 0, pinned)" for explanations
 
   // Stream-ordered allocation of `bytes` (> 0) on stream `s`. On failure records why.
-  Errc alloc(size_t bytes, const std::shared_ptr<Stream>& s, const char* api, uintptr_t& out);
+  Errc alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out);
   // Stream-ordered free of the allocation starting exactly at p. `s` is the freeing stream.
-  Errc free_async(uintptr_t p, const std::shared_ptr<Stream>& s, const char* api);
+  Errc free_async(uintptr_t p, Stream& s, const char* api);
   // cuMemFree / cudaFree of a pool allocation (the caller synchronized first).
   Errc free_now(uintptr_t p, const char* api);
   // The live allocation containing p; false when p lies in no live allocation.
@@ -133,21 +133,23 @@ class Pool : public std::enable_shared_from_this<Pool> {
   Errc reserve_window(const char* api);
   PoolBlock* new_block();
   void drop_block(PoolBlock* b);
-  PoolPending* new_pending();
-  void drop_pending(PoolPending* v);
-  // Lowest offset where r bytes fit for stream s; `deps` collects the pending frees the
-  // range would reuse without s being ordered after them (internal_ok only).
-  PoolBlock* first_fit(size_t r, Stream& s, bool internal_ok, uintptr_t& at);
-  PoolBlock* take(PoolBlock* e, uintptr_t at, size_t r, size_t req);
+  // The block at the lowest address where r bytes fit for stream s (internal_ok: reusing
+  // any pending free, with a dependency); null when none.
+  PoolBlock* first_fit(size_t r, Stream& s, bool internal_ok);
+  PoolBlock* take(PoolBlock* u, size_t r, size_t req);
   bool commit_range(uintptr_t off, size_t len);
   void busy(uintptr_t off, size_t len, bool add);
-  bool eligible(const PoolPending& v, Stream& s) const;
-  void settle(PoolPending* v);
+  bool eligible(const PoolBlock& b, Stream& s) const;
+  void settle(PoolBlock* b);
   void settle_observed();
-  PoolBlock* coalesce(PoolBlock* b);
-  StreamEntry& entry_for(const std::shared_ptr<Stream>& s);
-  PoolPending* pend(PoolBlock* owner, uintptr_t off, size_t len, StreamEntry& e, uint64_t seq);
-  void unpend(PoolPending* v);
+  PoolBlock* merge_settled(PoolBlock* b);
+  StreamEntry& entry_for(Stream& s);
+  size_t h_slot(uintptr_t off) const;
+  void h_insert(PoolBlock* b);
+  PoolBlock* h_find(uintptr_t off) const;
+  void h_erase(uintptr_t off);
+  void pend(PoolBlock* b, StreamEntry& e, uint64_t seq);
+  void unpend(PoolBlock* b);
   void release_idle(uint64_t target, bool trim);
   void decommit(size_t chunk);
   void refresh_attention();
@@ -158,17 +160,20 @@ class Pool : public std::enable_shared_from_this<Pool> {
   bool default_;
   uintptr_t handle_ = 0;
 
-  mutable std::mutex m_;
+  mutable SpinLock m_;
+  uint64_t next_buffer_ = 0;  // this pool's share of BUFFER_IDs
   // The virtual window [window_, window_ + window_size_) and its shadow.
   uintptr_t window_ = 0;
   size_t window_size_ = 0;
   char* shadow_ = nullptr;
   int fd_ = -1;
   PoolBlock* root_ = nullptr;   // treap of every block by address
+  std::vector<PoolBlock*> hash_;  // live blocks by base offset (open addressing)
+  size_t hash_count_ = 0;
+  unsigned hash_shift_ = 64;
+  StreamEntry* last_entry_ = nullptr;
   PoolBlock* spare_ = nullptr;  // recycled block records
   std::vector<std::unique_ptr<PoolBlock[]>> slabs_;
-  PoolPending* spare_pending_ = nullptr;
-  std::vector<std::unique_ptr<PoolPending[]>> pending_slabs_;
   std::vector<uint64_t> chunk_busy_;  // bytes of live or unobserved-free blocks per chunk
   std::vector<uint8_t> chunk_committed_;
   std::vector<uint64_t> chunk_id_;
@@ -178,7 +183,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   uint64_t used_ = 0, used_high_ = 0;
   size_t live_ = 0;
   std::vector<std::unique_ptr<StreamEntry>> streams_;
-  size_t pending_ = 0;  // pending intervals awaiting observation
+  size_t pending_ = 0;  // free blocks awaiting observation
   bool attention_ = false;
   std::vector<uint8_t> access_;  // per device ordinal: CU_MEM_ACCESS_FLAGS_*
   uint8_t host_access_ = 0;

@@ -9,12 +9,13 @@
 #include "abi/runtime_api.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "core/thread_state.hpp"
 
 namespace cuda_shim::rt {
 namespace {
 
-thread_local int t_device = 0;  // cudaSetDevice's choice; device 0 until then
-thread_local Errc t_last_error = Errc::success;
+// The thread's device (cudaSetDevice's choice; device 0 until then) and last error live in
+// ThreadState.
 
 // Which primary contexts the runtime holds a reference on (one per process, as
 // NVIDIA's runtime holds one), and their handles.
@@ -72,7 +73,7 @@ Errc context(const char* api, std::shared_ptr<Context>* out) {
   RT_TRY(init());
   auto& st = ctx_stack();
   if (!st.empty()) {
-    auto c = contexts().find(st.back());
+    Context* c = current_context_raw();  // the thread's validated cache: no lock on a hit
     if (!c)
       return fail(Errc::context_is_destroyed, "{}: the context current on this thread ({}) was destroyed with "
                   "cuCtxDestroy", api, st.back());
@@ -82,21 +83,19 @@ Errc context(const char* api, std::shared_ptr<Context>* out) {
       CUcontext h = nullptr;
       RT_TRY(primary(c->ordinal(), h, api));
     }
-    if (out) *out = std::move(c);
+    if (out) *out = current_context();
     return Errc::success;
   }
   CUcontext h = nullptr;
-  RT_TRY(primary(t_device, h, api));
+  RT_TRY(primary(ts().device, h, api));
   RT_TRY(api::cuCtxSetCurrent(h));
   if (out) *out = contexts().find(h);
   return Errc::success;
 }
 
 int current_device() {
-  auto& st = ctx_stack();
-  if (!st.empty())
-    if (auto c = contexts().find(st.back())) return c->ordinal();
-  return t_device;
+  if (Context* c = current_context_raw()) return c->ordinal();
+  return ts().device;
 }
 
 Errc select_device(int dev, const char* api) {
@@ -104,7 +103,7 @@ Errc select_device(int dev, const char* api) {
   CUcontext h = nullptr;
   RT_TRY(primary(dev, h, api));
   RT_TRY(api::cuCtxSetCurrent(h));
-  t_device = dev;
+  ts().device = dev;
   return Errc::success;
 }
 
@@ -132,11 +131,12 @@ const ErrText* find(int code) {
 }
 }  // namespace
 
-void set_last_error(Errc e) noexcept { rt::t_last_error = e; }
+void set_last_error(Errc e) noexcept { ts().last_error = e; }
 
 Errc get_last_error(bool reset) noexcept {
-  Errc e = rt::t_last_error;
-  if (reset) rt::t_last_error = Errc::success;
+  ThreadState& t = ts();
+  Errc e = t.last_error;
+  if (reset) t.last_error = Errc::success;
   return e;
 }
 
