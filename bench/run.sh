@@ -9,15 +9,17 @@ set -euo pipefail
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
 build=${1:-$root/build}
 [[ $# -gt 0 ]] && shift
-bench=$build/bin/bench_core
-if [[ ! -x $bench ]]; then
-  echo "run.sh: $bench not found; build it with: cmake --build $build -j2 --target bench_core" >&2
-  exit 2
-fi
+for b in bench_core bench_pool; do
+  if [[ ! -x $build/bin/$b ]]; then
+    echo "run.sh: $build/bin/$b not found; build it with: cmake --build $build -j2 --target $b" >&2
+    exit 2
+  fi
+done
 
 # Tracing or explaining every call would measure the printing, not the driver.
 unset CUDA_SHIM_TRACE CUDA_SHIM_EXPLAIN
 
 # Fresh-process benchmarks run a fixed 20 iterations each; the rest 0.3 s each.
-exec "$build/bin/cuda-shim" run -- "$bench" --benchmark_min_time=0.3 \
-  --benchmark_counters_tabular=false "$@"
+for b in bench_core bench_pool; do
+  "$build/bin/cuda-shim" run -- "$build/bin/$b" --benchmark_min_time=0.3 --benchmark_counters_tabular=false "$@"
+done
