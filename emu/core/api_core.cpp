@@ -315,6 +315,7 @@ Errc cuCtxDestroy_v2(CUcontext h) noexcept {
                 "cuDevicePrimaryCtxRelease instead", static_cast<void*>(h));
   ctx->teardown();
   contexts().remove(h);
+  ctx->retire();
   auto& st = ctx_stack();
   if (!st.empty() && st.back() == h) st.pop_back();
   return Errc::success;

@@ -42,6 +42,8 @@ class Context : public std::enable_shared_from_this<Context> {
   void synchronize();
   // Drop streams and per-thread state (destroy / primary reset).
   void teardown();
+  // cuCtxDestroy: the context is gone for good; break the context <-> legacy stream cycle.
+  void retire() { legacy_.reset(); }
   void init_legacy();
 
   size_t limit[16] = {};
