@@ -149,19 +149,24 @@ Errc resolve_stream(const void* h, bool per_thread_default, const char* api, Str
     out = pt ? ctx->per_thread_raw() : &ctx->legacy();
     return Errc::success;
   }
-  if (Errc e = Driver::get().require_init(api); e != Errc::success) return e;
+  // A cache hit implies the driver was initialized when the slot was filled.
   ThreadState& t = ts();
   const uint64_t se = streams().epoch(), ce = contexts().epoch();
-  for (auto& slot : t.streams)
+  for (unsigned i = 0, k = t.last_slot; i < 4; ++i, k = (k + 1) & 3) {
+    auto& slot = t.streams[k];
     if (slot.h == h && slot.stream_epoch == se && slot.ctx_epoch == ce && slot.s) {
+      t.last_slot = k;
       out = slot.s.get();
       return Errc::success;
     }
+  }
+  if (Errc e = Driver::get().require_init(api); e != Errc::success) return e;
   std::shared_ptr<Stream> s = streams().find(h);
   if (!s) return fail(Errc::invalid_handle, "{}: stream {} is not a live stream (destroyed, or never created)", api, h);
   if (!s->ctx()->active() || !contexts().find(s->ctx()))
     return fail(Errc::invalid_context, "{}: stream {} belongs to a context that no longer exists", api, h);
-  auto& slot = t.streams[t.next_slot++ % 4];
+  t.last_slot = t.next_slot++ % 4;
+  auto& slot = t.streams[t.last_slot];
   slot.h = h;
   slot.stream_epoch = se;
   slot.ctx_epoch = ce;

@@ -42,7 +42,7 @@ struct ThreadState {
     std::shared_ptr<Stream> s;
   };
   StreamSlot streams[4];
-  unsigned next_slot = 0;
+  unsigned next_slot = 0, last_slot = 0;
   uint64_t pt_ctx_id = 0;  // per-thread default stream of that context
   Stream* pt_stream = nullptr;
   uint64_t range_epoch = 0;  // the address range last found (frees, copies)

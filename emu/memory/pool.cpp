@@ -44,8 +44,9 @@ struct PoolBlock {
   PoolBlock* up = nullptr;
   uint32_t prio = 0;
   // Summary of this subtree's blocks in address order: total bytes, free run at its start,
-  // free run at its end, longest free run.
-  size_t total = 0, pre = 0, suf = 0, best = 0;
+  // free run at its end, longest free run, and bytes before its first free byte (== total
+  // when it has none).
+  size_t total = 0, pre = 0, suf = 0, best = 0, lead = 0;
   bool used = false;
   size_t req = 0;          // used: bytes requested
   uint64_t buffer_id = 0;  // used
@@ -68,24 +69,27 @@ namespace {
 // Recomputes n's summary from its children; returns whether it changed.
 bool pull(PoolBlock* n) {
   const size_t f = n->used ? 0 : n->size;
-  size_t t = n->size, pre = f, suf = f, best = f;
+  size_t t = n->size, pre = f, suf = f, best = f, lead = n->used ? n->size : 0;
   if (const PoolBlock* L = n->l) {
     best = std::max({L->best, best, L->suf + pre});
     pre = L->pre == L->total ? L->total + pre : L->pre;
     suf = suf == t ? t + L->suf : suf;
+    lead = L->lead < L->total ? L->lead : L->total + lead;
     t += L->total;
   }
   if (const PoolBlock* R = n->r) {
     best = std::max({best, R->best, suf + R->pre});
     pre = pre == t ? t + R->pre : pre;
     suf = R->suf == R->total ? R->total + suf : R->suf;
+    lead = lead < t ? lead : t + R->lead;
     t += R->total;
   }
-  if (t == n->total && pre == n->pre && suf == n->suf && best == n->best) return false;
+  if (t == n->total && pre == n->pre && suf == n->suf && best == n->best && lead == n->lead) return false;
   n->total = t;
   n->pre = pre;
   n->suf = suf;
   n->best = best;
+  n->lead = lead;
   return true;
 }
 
@@ -125,7 +129,7 @@ void rotate_up(PoolBlock*& root, PoolBlock* x) {
 
 void t_insert(PoolBlock*& root, PoolBlock* b) {
   b->l = b->r = nullptr;
-  b->total = b->pre = b->suf = b->best = ~size_t(0);  // force the first pull to write
+  b->total = b->pre = b->suf = b->best = b->lead = ~size_t(0);  // force the first pull to write
   pull(b);
   PoolBlock* parent = nullptr;
   PoolBlock** link = &root;
@@ -143,7 +147,7 @@ void t_insert(PoolBlock*& root, PoolBlock* b) {
 // instead of one from the root.
 void t_insert_after(PoolBlock*& root, PoolBlock* a, PoolBlock* b) {
   b->l = b->r = nullptr;
-  b->total = b->pre = b->suf = b->best = ~size_t(0);
+  b->total = b->pre = b->suf = b->best = b->lead = ~size_t(0);
   pull(b);
   if (!a->r) {
     a->r = b;
@@ -395,6 +399,8 @@ PoolBlock* Pool::new_block() {
 }
 
 void Pool::drop_block(PoolBlock* b) {
+  if (b == hot_) hot_ = nullptr;
+  b->tag = nullptr;
   b->next = spare_;
   spare_ = b;
 }
@@ -443,10 +449,15 @@ PoolBlock* Pool::h_find(uintptr_t off) const {
   }
 }
 
-void Pool::h_erase(uintptr_t off) {
+// Finds and removes the live block at `off` in one probe sequence; null if none.
+PoolBlock* Pool::h_take(uintptr_t off) {
+  if (hash_.empty()) return nullptr;
   size_t mask = hash_.size() - 1, i = h_slot(off);
-  while (hash_[i]->off != off) i = (i + 1) & mask;
-  // Backward-shift deletion keeps every probe chain unbroken without tombstones.
+  for (;; i = (i + 1) & mask) {
+    if (!hash_[i]) return nullptr;
+    if (hash_[i]->off == off) break;
+  }
+  PoolBlock* b = hash_[i];
   for (size_t j = (i + 1) & mask; hash_[j]; j = (j + 1) & mask) {
     size_t home = h_slot(hash_[j]->off);
     if (((j - home) & mask) >= ((j - i) & mask)) {
@@ -456,7 +467,9 @@ void Pool::h_erase(uintptr_t off) {
   }
   hash_[i] = nullptr;
   --hash_count_;
+  return b;
 }
+
 
 // Tags free block b as pending on entry e at position seq.
 void Pool::pend(PoolBlock* b, StreamEntry& e, uint64_t seq) {
@@ -675,6 +688,12 @@ PoolBlock* Pool::take(PoolBlock* u, size_t r, size_t req) {
     }
   }
   if (u->tag) unpend(u);
+  claim(u, req);
+  return u;
+}
+
+// Free block u (the right size, no longer pending) becomes a live allocation of req bytes.
+void Pool::claim(PoolBlock* u, size_t req) {
   u->used = true;
   u->req = req;
   // Unique per allocation: this pool's range (its handle number) above every id that
@@ -685,7 +704,6 @@ PoolBlock* Pool::take(PoolBlock* u, size_t r, size_t req) {
   ++live_;
   used_ += req;
   used_high_ = std::max(used_high_, used_);
-  return u;
 }
 
 Errc Pool::alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
@@ -698,6 +716,16 @@ Errc Pool::alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
     if (!window_)
       if (Errc e = reserve_window(api); e != Errc::success) return e;
     const size_t r = round_up(bytes, kPoolAlign);
+    // Fast path, exact: the block this stream freed last has exactly r bytes and no free
+    // byte lies below it, so it is the first fit; it is reused without a search.
+    if (PoolBlock* h = hot_; h && !h->used && h->size == r && h->tag &&
+                             static_cast<StreamEntry*>(h->tag)->s.get() == &s && h->off == root_->lead) {
+      unpend(h);  // pending bytes become live ones: the chunks stay busy and committed
+      out = window_ + h->off;
+      claim(h, bytes);
+      if (checking()) verify("alloc");
+      return Errc::success;
+    }
     PoolBlock* at = first_fit(r, s, false);
     if (!at && reuse_internal()) {
       // Nothing fits without a new dependency: reuse other streams' pending frees and
@@ -742,7 +770,7 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
   bool retire = false;
   {
     std::lock_guard lk(m_);
-    PoolBlock* b = window_ && p - window_ < window_size_ ? h_find(p - window_) : nullptr;
+    PoolBlock* b = window_ && p - window_ < window_size_ ? h_take(p - window_) : nullptr;
     if (!b) {
       b = window_ ? t_find_le(root_, p - window_) : nullptr;
       if (b && b->used && p - window_ - b->off < b->size)
@@ -751,7 +779,7 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
       return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not a live allocation (freed already, or never "
                   "allocated)", api, p, describe());
     }
-    h_erase(b->off);
+    hot_ = b;
     used_ -= b->req;
     --live_;
     b->used = false;
@@ -772,13 +800,12 @@ Errc Pool::free_now(uintptr_t p, const char* api) {
   bool retire = false;
   {
     std::lock_guard lk(m_);
-    PoolBlock* b = window_ && p - window_ < window_size_ ? h_find(p - window_) : nullptr;
+    PoolBlock* b = window_ && p - window_ < window_size_ ? h_take(p - window_) : nullptr;
     if (!b)
       return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not the start of a live allocation", api, p,
                   describe());
     // Measured: cuMemFree of a stream-ordered allocation frees it, but UsedMemCurrent keeps
     // counting its bytes.
-    h_erase(b->off);
     --live_;
     b->used = false;
     b->req = 0;
@@ -954,14 +981,13 @@ void Pool::verify(const char* where) const {
 }
 
 void Pool::mark_destroyed() {
-  bool retire = false;
+  uintptr_t window = 0;
   {
     std::lock_guard lk(m_);
     destroyed_.store(true, std::memory_order_release);
-    retire = live_ == 0;
+    if (live_ == 0) window = window_;
   }
-  if (retire && window_)
-    AddressSpace::get().remove_base(window_, [&](const Range& r) { return r.pool.get() == this; });
+  if (window) AddressSpace::get().remove_base(window, [&](const Range& r) { return r.pool.get() == this; });
 }
 
 // ---- the pool table ----------------------------------------------------------------------

@@ -137,6 +137,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   // any pending free, with a dependency); null when none.
   PoolBlock* first_fit(size_t r, Stream& s, bool internal_ok);
   PoolBlock* take(PoolBlock* u, size_t r, size_t req);
+  void claim(PoolBlock* u, size_t req);
   bool commit_range(uintptr_t off, size_t len);
   void busy(uintptr_t off, size_t len, bool add);
   bool eligible(const PoolBlock& b, Stream& s) const;
@@ -147,7 +148,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   size_t h_slot(uintptr_t off) const;
   void h_insert(PoolBlock* b);
   PoolBlock* h_find(uintptr_t off) const;
-  void h_erase(uintptr_t off);
+  PoolBlock* h_take(uintptr_t off);
   void pend(PoolBlock* b, StreamEntry& e, uint64_t seq);
   void unpend(PoolBlock* b);
   void release_idle(uint64_t target, bool trim);
@@ -172,6 +173,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   size_t hash_count_ = 0;
   unsigned hash_shift_ = 64;
   StreamEntry* last_entry_ = nullptr;
+  PoolBlock* hot_ = nullptr;  // the block freed last (a candidate for exact reuse)
   PoolBlock* spare_ = nullptr;  // recycled block records
   std::vector<std::unique_ptr<PoolBlock[]>> slabs_;
   std::vector<uint64_t> chunk_busy_;  // bytes of live or unobserved-free blocks per chunk
