@@ -25,15 +25,6 @@ const ErrText* find_err(int code) {
   return nullptr;
 }
 
-Errc need(const void* p, const char* api, const char* what) {
-  if (p) return Errc::success;
-  return fail(Errc::invalid_value, "{}: {} is NULL", api, what);
-}
-
-#define TRY(expr)                                 \
-  do {                                            \
-    if (Errc e_ = (expr); e_ != Errc::success) return e_; \
-  } while (0)
 
 Driver& drv() { return Driver::get(); }
 

@@ -9,15 +9,6 @@
 namespace cuda_shim::api {
 namespace {
 
-#define TRY(expr)                                         \
-  do {                                                    \
-    if (Errc e_ = (expr); e_ != Errc::success) return e_; \
-  } while (0)
-
-Errc need(const void* p, const char* api, const char* what) {
-  if (p) return Errc::success;
-  return fail(Errc::invalid_value, "{}: {} is NULL", api, what);
-}
 
 constexpr int kGreatestPriority = -5;  // cuCtxGetStreamPriorityRange of the measured device
 

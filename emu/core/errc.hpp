@@ -34,4 +34,16 @@ template <class... A>
   return e;
 }
 
+// Argument check every entry starts with: `TRY(need(p, api, "name"));`.
+inline Errc need(const void* p, const char* api, const char* what) noexcept {
+  if (p) return Errc::success;
+  return fail(Errc::invalid_value, "{}: {} is NULL", api, what);
+}
+
 }  // namespace cuda_shim
+
+// Returns the Errc of a failing step from the enclosing function.
+#define TRY(expr)                                         \
+  do {                                                    \
+    if (::cuda_shim::Errc e_ = (expr); e_ != ::cuda_shim::Errc::success) return e_; \
+  } while (0)

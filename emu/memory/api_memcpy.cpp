@@ -14,10 +14,6 @@ using mem::FillOp;
 using mem::Space;
 using mem::Submit;
 
-#define TRY(expr)                                         \
-  do {                                                    \
-    if (Errc e_ = (expr); e_ != Errc::success) return e_; \
-  } while (0)
 
 constexpr Submit kSync{false, nullptr, false};
 constexpr Submit kSyncPt{false, nullptr, true};

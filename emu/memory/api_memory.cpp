@@ -20,15 +20,6 @@ using mem::Kind;
 using mem::Range;
 using mem::RangePtr;
 
-#define TRY(expr)                                         \
-  do {                                                    \
-    if (Errc e_ = (expr); e_ != Errc::success) return e_; \
-  } while (0)
-
-Errc need(const void* p, const char* api, const char* what) {
-  if (p) return Errc::success;
-  return fail(Errc::invalid_value, "{}: {} is NULL", api, what);
-}
 
 constexpr size_t kAllocAlign = 512;   // cuMemAlloc alignment and the unit we charge in
 constexpr size_t kPitchAlign = 512;   // cuMemAllocPitch row alignment

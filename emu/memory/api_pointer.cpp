@@ -14,10 +14,6 @@ using mem::AddressSpace;
 using mem::Kind;
 using mem::RangePtr;
 
-#define TRY(expr)                                         \
-  do {                                                    \
-    if (Errc e_ = (expr); e_ != Errc::success) return e_; \
-  } while (0)
 
 template <class T>
 void put(void* data, T v) {

@@ -20,15 +20,6 @@ using mem::Pool;
 using mem::PoolPtr;
 using mem::RangePtr;
 
-#define TRY(expr)                                         \
-  do {                                                    \
-    if (Errc e_ = (expr); e_ != Errc::success) return e_; \
-  } while (0)
-
-Errc need(const void* p, const char* api, const char* what) {
-  if (p) return Errc::success;
-  return fail(Errc::invalid_value, "{}: {} is NULL", api, what);
-}
 
 Errc pool_arg(const void* h, const char* api, PoolPtr& out) {
   if (!h) return fail(Errc::invalid_value, "{}: the pool handle is NULL", api);

@@ -8,11 +8,6 @@
 
 namespace cuda_shim::mem {
 
-#define TRY_E(expr)                                       \
-  do {                                                    \
-    if (Errc e_ = (expr); e_ != Errc::success) return e_; \
-  } while (0)
-
 Errc check_writable(const Side& s, const char* api, const char* what) {
   if (s.r && s.r->kind == Kind::host_registered && (s.r->flags & CU_MEMHOSTREGISTER_READ_ONLY))
     return fail(Errc::invalid_value, "{}: {} lies in host memory registered with CU_MEMHOSTREGISTER_READ_ONLY at {:#x}; "
@@ -186,7 +181,7 @@ Errc side_3d(CUmemorytype type, const void* host, CUdeviceptr dev, CUarray arr, 
   const char* what = is_src ? (space == Space::host ? "srcHost (+ offsets)" : "srcDevice (+ offsets)")
                             : (space == Space::host ? "dstHost (+ offsets)" : "dstDevice (+ offsets)");
   if (base == 0) return fail(Errc::invalid_value, "{}: {} is NULL", api, what);
-  TRY_E(resolve(base + off, space, e, api, what, out));
+  TRY(resolve(base + off, space, e, api, what, out));
   return is_src ? Errc::success : check_writable(out, api, what);
 }
 

@@ -30,11 +30,6 @@ Held& held() {
 
 }  // namespace
 
-Errc need(const void* p, const char* api, const char* what) {
-  if (p) return Errc::success;
-  return fail(Errc::invalid_value, "{}: {} is NULL", api, what);
-}
-
 Errc init() {
   if (Driver::get().initialized()) [[likely]]
     return Errc::success;

@@ -36,6 +36,6 @@ Errc select_device(int dev, const char* api);
 // The runtime no longer holds device `dev`'s primary context (after cudaDeviceReset).
 void forget_primary(int dev);
 
-Errc need(const void* p, const char* api, const char* what);
+using ::cuda_shim::need;
 
 }  // namespace cuda_shim::rt

@@ -8,20 +8,8 @@
 #include <catch2/catch.hpp>
 
 #include "core/config.hpp"
+#include "unit_common.hpp"
 
-namespace {
-std::string last_why() {
-  char buf[512];
-  cuShimGetLastExplanation(buf, sizeof buf);
-  return buf;
-}
-void primary() {
-  REQUIRE(cuInit(0) == CUDA_SUCCESS);
-  CUcontext c;
-  REQUIRE(cuDevicePrimaryCtxRetain(&c, 0) == CUDA_SUCCESS);
-  REQUIRE(cuCtxSetCurrent(c) == CUDA_SUCCESS);
-}
-}  // namespace
 
 TEST_CASE("a refused call records which rule it broke", "[explain]") {
   REQUIRE(cuInit(0) == CUDA_SUCCESS);

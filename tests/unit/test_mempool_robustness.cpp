@@ -16,20 +16,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "unit_common.hpp"
+
 namespace {
 constexpr size_t kMiB = size_t(1) << 20;
 
-std::string last_why() {
-  char buf[1024];
-  cuShimGetLastExplanation(buf, sizeof buf);
-  return buf;
-}
-void primary() {
-  REQUIRE(cuInit(0) == CUDA_SUCCESS);
-  CUcontext c;
-  REQUIRE(cuDevicePrimaryCtxRetain(&c, 0) == CUDA_SUCCESS);
-  REQUIRE(cuCtxSetCurrent(c) == CUDA_SUCCESS);
-}
 CUmemPoolProps props(CUmemLocationType t = CU_MEM_LOCATION_TYPE_DEVICE, int id = 0) {
   CUmemPoolProps p;
   std::memset(&p, 0, sizeof p);
