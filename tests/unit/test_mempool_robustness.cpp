@@ -262,3 +262,23 @@ TEST_CASE("many threads allocate and free from one pool at once", "[mempool][str
   REQUIRE(cuCtxSynchronize() == CUDA_SUCCESS);
   CHECK(attr(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT) == used0);
 }
+
+TEST_CASE("a retired pool's window is never served from a thread's cache", "[mempool][robustness]") {
+  // Frees look up the pool window through a per-thread cache; once a destroyed pool's
+  // last allocation is freed its window goes, and a new pool may reuse the addresses.
+  primary();
+  for (int round = 0; round < 50; ++round) {
+    CUmemPoolProps p = props();
+    p.maxSize = 32 * kMiB;
+    CUmemoryPool pool = nullptr;
+    REQUIRE(cuMemPoolCreate(&pool, &p) == CUDA_SUCCESS);
+    CUdeviceptr d = 0;
+    REQUIRE(cuMemAllocFromPoolAsync(&d, 4096, pool, nullptr) == CUDA_SUCCESS);
+    REQUIRE(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+    REQUIRE(cuMemFreeAsync(d, nullptr) == CUDA_SUCCESS);  // retires the window
+    CHECK(cuMemFreeAsync(d, nullptr) == CUDA_ERROR_INVALID_VALUE);
+    unsigned t = 0;
+    CHECK(cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d) == CUDA_ERROR_INVALID_VALUE);
+  }
+  REQUIRE(cuStreamSynchronize(nullptr) == CUDA_SUCCESS);
+}
