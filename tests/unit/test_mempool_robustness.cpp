@@ -181,7 +181,7 @@ TEST_CASE("the allocator's books balance under random stream-ordered churn", "[m
   };
   std::vector<Live> live;
   unsigned long long expect_used = 0;
-  for (int step = 0; step < 20000; ++step) {
+  for (int step = 0; step < 12000; ++step) {
     unsigned op = rng() % 100;
     CUstream st = s[rng() % 3];
     if (op < 55 || live.empty()) {
@@ -242,7 +242,7 @@ TEST_CASE("many threads allocate and free from one pool at once", "[mempool][str
         return;
       }
       std::vector<CUdeviceptr> mine;
-      for (int i = 0; i < 2000; ++i) {
+      for (int i = 0; i < 600; ++i) {
         CUdeviceptr d = 0;
         if (cuMemAllocAsync(&d, 256 + 512 * (i % 7), s) != CUDA_SUCCESS) ++failures;
         else mine.push_back(d);
@@ -250,7 +250,7 @@ TEST_CASE("many threads allocate and free from one pool at once", "[mempool][str
           if (cuMemFreeAsync(mine.back(), s) != CUDA_SUCCESS) ++failures;
           mine.pop_back();
         }
-        if (i % 500 == 0) cuStreamSynchronize(s);
+        if (i % 150 == 0) cuStreamSynchronize(s);
       }
       for (auto d : mine)
         if (cuMemFreeAsync(d, t % 2 ? s : nullptr) != CUDA_SUCCESS) ++failures;
