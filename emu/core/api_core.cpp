@@ -25,7 +25,6 @@ const ErrText* find_err(int code) {
   return nullptr;
 }
 
-
 Driver& drv() { return Driver::get(); }
 
 // Validates a context handle given explicitly by the user.

@@ -9,7 +9,6 @@
 namespace cuda_shim::api {
 namespace {
 
-
 constexpr int kGreatestPriority = -5;  // cuCtxGetStreamPriorityRange of the measured device
 
 Errc stream_create(CUstream* ph, unsigned flags, int priority, const char* api) {

@@ -14,7 +14,6 @@ using mem::FillOp;
 using mem::Space;
 using mem::Submit;
 
-
 constexpr Submit kSync{false, nullptr, false};
 constexpr Submit kSyncPt{false, nullptr, true};
 Submit async_on(CUstream s, bool pt) { return Submit{true, s, pt}; }

@@ -20,7 +20,6 @@ using mem::Kind;
 using mem::Range;
 using mem::RangePtr;
 
-
 constexpr size_t kAllocAlign = 512;   // cuMemAlloc alignment and the unit we charge in
 constexpr size_t kPitchAlign = 512;   // cuMemAllocPitch row alignment
 
@@ -152,13 +151,16 @@ Errc cuMemFree_v2(CUdeviceptr dptr) noexcept {
   // Measured: freeing needs no current context (the allocation knows its own).
   TRY(Driver::get().require_init(api));
   if (dptr == 0) return Errc::success;  // measured: cuMemFree(0) is a no-op
-  if (RangePtr pr = AddressSpace::get().find(dptr); pr && pr->kind == Kind::pool) {
-    // A stream-ordered allocation: cuMemFree waits for the device's work, then frees it.
-    if (auto ctx = current_context()) ctx->synchronize();
-    return pr->pool->free_now(dptr, api);
-  }
   RangePtr r = AddressSpace::get().remove_base(dptr, [](const Range& x) { return x.kind == Kind::device; });
-  if (!r) return not_an_allocation(dptr, Kind::device, api, "dptr");
+  if (!r) {
+    // Not a cuMemAlloc block: a stream-ordered allocation waits for the device's work, then frees.
+    // Looked up only here so that the common free costs one lookup.
+    if (RangePtr pr = AddressSpace::get().find(dptr); pr && pr->kind == Kind::pool) {
+      if (Context* ctx = current_context_raw()) ctx->synchronize();
+      return pr->pool->free_now(dptr, api);
+    }
+    return not_an_allocation(dptr, Kind::device, api, "dptr");
+  }
   mem::uncharge(r->ordinal, r->accounted);
   // cuMemFree synchronizes with work in flight; queued copies also hold the range, so
   // the mapping outlives them either way.

@@ -14,7 +14,6 @@ using mem::AddressSpace;
 using mem::Kind;
 using mem::RangePtr;
 
-
 template <class T>
 void put(void* data, T v) {
   std::memcpy(data, &v, sizeof v);

@@ -20,7 +20,6 @@ using mem::Pool;
 using mem::PoolPtr;
 using mem::RangePtr;
 
-
 Errc pool_arg(const void* h, const char* api, PoolPtr& out) {
   if (!h) return fail(Errc::invalid_value, "{}: the pool handle is NULL", api);
   out = mem::find_pool(h);

@@ -32,7 +32,7 @@ Errc resolve_pool(uintptr_t p, Space space, size_t span, RangePtr r, const char*
                 "with cuMemcpy / cudaMemcpyDefault, or as host memory)", api, what, p, pool.describe());
   if (pool.device_located()) {
     // Another device's pool memory is reachable only once cuMemPoolSetAccess granted it.
-    if (auto ctx = current_context(); ctx && !(pool.access(ctx->ordinal()) & CU_MEM_ACCESS_FLAGS_PROT_READWRITE))
+    if (Context* ctx = current_context_raw(); ctx && !(pool.access(ctx->ordinal()) & CU_MEM_ACCESS_FLAGS_PROT_READWRITE))
       return fail(Errc::invalid_value, "{}: {} = {:#x} belongs to {}, which device {} (the current context's) has "
                   "no access to; grant it with cuMemPoolSetAccess", api, what, p, pool.describe(), ctx->ordinal());
   }

@@ -879,11 +879,6 @@ void Pool::set_release_threshold(uint64_t v) {
   refresh_attention();
 }
 
-size_t Pool::live_allocations() const {
-  std::lock_guard lk(m_);
-  return live_;
-}
-
 void Pool::trim_to(uint64_t keep) {
   std::lock_guard lk(m_);
   settle_observed();

@@ -125,7 +125,6 @@ class Pool : public std::enable_shared_from_this<Pool> {
   // cuMemPoolDestroy: the handle dies now; memory goes once no allocation is live.
   void mark_destroyed();
   bool destroyed() const { return destroyed_.load(std::memory_order_acquire); }
-  size_t live_allocations() const;
 
  private:
   struct StreamEntry;

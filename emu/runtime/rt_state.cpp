@@ -14,9 +14,6 @@
 namespace cuda_shim::rt {
 namespace {
 
-// The thread's device (cudaSetDevice's choice; device 0 until then) and last error live in
-// ThreadState.
-
 // Which primary contexts the runtime holds a reference on (one per process, as
 // NVIDIA's runtime holds one), and their handles.
 struct Held {
