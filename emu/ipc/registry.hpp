@@ -1,0 +1,74 @@
+// The per-user registry segment shared by every process using the emulator: the process
+// table, byte-handle exports (legacy IPC memory, fabric handles, pool pointer exports) and
+// IPC events. One Boost.Interprocess shared_memory_object (mode 0600), fixed-size tables of
+// trivially copyable records, guarded by one process-shared robust pthread mutex: a peer
+// killed while holding it hands it over (EOWNERDEAD) and the next holder sweeps the records
+// of dead processes. Records are written whole before they are marked live, so a record
+// half-written by a killed process is never read.
+// Attached lazily (the first call that shares anything); the last process out removes it.
+// CUDA_SHIM_REGISTRY=<name> picks another segment (tests run in isolation).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/errc.hpp"
+#include "ipc/shareable.hpp"
+
+namespace cuda_shim::ipc {
+
+constexpr uint32_t kLayoutVersion = 1;
+
+// Kinds of registry records.
+enum class RecordKind : uint32_t {
+  legacy_mem = 1,  // cuIpcGetMemHandle
+  fabric = 2,      // CU_MEM_HANDLE_TYPE_FABRIC exports (pool or VMM object)
+  pool_ptr = 3,    // cuMemPoolExportPointer
+};
+
+// A record as callers see it (a copy of the shared one).
+struct Record {
+  RecordKind kind = RecordKind::legacy_mem;
+  Token token;          // the handle's identity (what the 64 bytes carry)
+  Token object;         // the memfd object's token (shareable.hpp)
+  int pid = 0;          // exporter
+  int fd = -1;          // exporter's descriptor of the object (opened via /proc)
+  uint64_t dev = 0, ino = 0;
+  uint64_t offset = 0;  // where the exported memory starts in the object
+  uint64_t size = 0;
+  int device = 0;       // device ordinal the memory belongs to
+  int channel = -1;     // IMEX channel of the exporter (fabric)
+  uint64_t aux = 0;     // kind-specific (pool_ptr: the allocation's sequence number)
+};
+
+// Publishes r (its pid is filled in); fails with OUT_OF_MEMORY when the table is full or
+// the segment cannot be attached (explained).
+Errc publish(Record& r, const char* api);
+// The live record with this token and kind, whose exporter is alive. False otherwise.
+bool lookup(RecordKind kind, const Token& token, Record& out);
+// Withdraws this process's record with that token (no-op when absent).
+void withdraw(RecordKind kind, const Token& token) noexcept;
+
+// IMEX emulation. A process holds channel n when CUDA_SHIM_IMEX_CHANNEL=n; processes on the
+// same channel form one IMEX domain. CUDA_SHIM_IMEX_DAEMON=not_ready simulates a daemon that
+// is not running (CUDA_ERROR_SYSTEM_NOT_READY). Returns success and the channel, or the
+// driver's code for fabric memory on a machine without a channel (NOT_PERMITTED), explained.
+Errc imex_channel(const char* api, int& channel);
+
+// Fabric handles (CU_MEM_HANDLE_TYPE_FABRIC, 64 bytes): exports object fd (kind checked by the
+// importer) for this process's IMEX domain.
+Errc fabric_export(int fd, const FdInfo& info, int device, unsigned char out[64], const char* api);
+// Opens the object a fabric handle names (caller owns the returned fd); NOT_PERMITTED from
+// another IMEX domain or without a channel; INVALID_VALUE for a handle nobody exported.
+Errc fabric_import(const unsigned char h[64], int& out_fd, FdInfo& info, const char* api);
+// Withdraws every fabric record of this process for object `object` (the object died).
+void fabric_withdraw(const Token& object) noexcept;
+
+// Diagnostics (`cuda-shim ipc`, tests): the segment's name and a one-line-per-record dump.
+std::string segment_name();
+std::string dump();
+// Removes segments of this user whose processes are all dead (`cuda-shim gc`); returns
+// what was removed, one line each.
+std::string collect_garbage();
+
+}  // namespace cuda_shim::ipc
