@@ -20,6 +20,7 @@
 #include "core/context.hpp"
 #include "core/driver.hpp"
 #include "core/thread_state.hpp"
+#include "ipc/registry.hpp"
 #include "memory/address_space.hpp"
 
 namespace cuda_shim::mem {
@@ -50,6 +51,7 @@ struct PoolBlock {
   bool used = false;
   size_t req = 0;          // used: bytes requested
   uint64_t buffer_id = 0;  // used
+  bool exported = false;   // used: cuMemPoolExportPointer published it (withdrawn at free)
   // Free and pending: the freeing stream's Pool::StreamEntry, and the free's position.
   void* tag = nullptr;
   uint64_t seq = 0;
@@ -240,6 +242,19 @@ PoolBlock* t_find_run(PoolBlock* n, uintptr_t base, size_t r, uintptr_t from) {
 
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
+uint64_t mix64(uint64_t x) {  // splitmix64's finalizer
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+// The registry token of an exported allocation: fixed per (pool, allocation), so exporting
+// a pointer twice gives the same bytes, and unguessable without the pool's own token.
+ipc::Token ptr_token(const ipc::Token& pool, uint64_t buffer_id) {
+  return ipc::Token{pool.hi ^ mix64(buffer_id), pool.lo ^ mix64(buffer_id ^ 0x9e3779b97f4a7c15ull) ^ 1};
+}
+
 std::atomic<uint64_t> g_next_chunk_id{1};
 std::atomic<int> g_attention{0};  // pools that may have work at the next synchronization
 
@@ -291,6 +306,7 @@ Pool::Pool(const Props& p, uint64_t capacity, int ndev, bool is_default)
   if (device_located() && p.loc_id >= 0 && p.loc_id < ndev) access_[p.loc_id] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   if (host_located()) host_access_ = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   rng_ ^= static_cast<uint32_t>(reinterpret_cast<uintptr_t>(this) >> 4);
+  token_ = ipc::random_token();
 }
 
 Pool::~Pool() {
@@ -319,24 +335,26 @@ std::string Pool::describe() const {
 
 Errc Pool::reserve_window(const char* api) {
   size_t len = static_cast<size_t>(std::min<uint64_t>(capacity_, window_cap()));
-  int fd = ::memfd_create(device_located() ? "cuda-shim-pool" : "cuda-shim-host-pool", MFD_CLOEXEC);
-  if (fd < 0) return fail(Errc::out_of_memory, "{}: memfd_create for {} failed ({})", api, describe(), std::strerror(errno));
-  if (::ftruncate(fd, static_cast<off_t>(len)) != 0) {
-    ::close(fd);
-    return fail(Errc::out_of_memory, "{}: cannot size the {}-byte backing of {} ({})", api, len, describe(),
-                std::strerror(errno));
-  }
+  // The memfd is named for the pool, so an exported descriptor describes the pool by itself.
+  int fd = ipc::create_object(ipc::ObjectKind::pool, token_,
+                              {uint64_t(props_.type), uint64_t(props_.loc_type), uint64_t(uint32_t(props_.loc_id)),
+                               props_.handle_types, capacity_},
+                              len);
+  if (fd < 0) return fail(Errc::out_of_memory, "{}: cannot create the {}-byte backing of {} ({})", api, len, describe(),
+                          std::strerror(errno));
+  Errc e = map_window(fd, len, api);
+  if (e != Errc::success) ::close(fd);
+  return e;
+}
+
+Errc Pool::map_window(int fd, size_t len, const char* api) {
   void* w = reserve_aligned(len, kPoolChunk);
-  if (!w) {
-    ::close(fd);
-    return fail(Errc::out_of_memory, "{}: cannot reserve {} bytes of address space for {}", api, len, describe());
-  }
+  if (!w) return fail(Errc::out_of_memory, "{}: cannot reserve {} bytes of address space for {}", api, len, describe());
   char* shadow = nullptr;
   if (device_located()) {
     void* s = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
     if (s == MAP_FAILED) {
       ::munmap(w, len);
-      ::close(fd);
       return fail(Errc::out_of_memory, "{}: cannot map the shadow of {} ({})", api, describe(), std::strerror(errno));
     }
     shadow = static_cast<char*>(s);
@@ -345,7 +363,6 @@ Errc Pool::reserve_window(const char* api) {
     void* s = ::mmap(w, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0);
     if (s == MAP_FAILED) {
       ::munmap(w, len);
-      ::close(fd);
       return fail(Errc::out_of_memory, "{}: cannot map {} ({})", api, describe(), std::strerror(errno));
     }
     shadow = static_cast<char*>(s);
@@ -360,7 +377,6 @@ Errc Pool::reserve_window(const char* api) {
   if (!AddressSpace::get().insert(r)) {
     if (reinterpret_cast<void*>(shadow) != w) ::munmap(shadow, len);
     ::munmap(w, len);
-    ::close(fd);
     return fail(Errc::out_of_memory, "{}: the window of {} overlaps a range the driver already knows", api, describe());
   }
   fd_ = fd;
@@ -707,6 +723,9 @@ void Pool::claim(PoolBlock* u, size_t req) {
 }
 
 Errc Pool::alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
+  if (imported_)
+    return fail(Errc::invalid_value, "{}: {} was imported from another process; imported pools only hold pointers "
+                "brought in with cuMemPoolImportPointer and never allocate", api, describe());
   std::vector<Dep> deps;  // pending frees of other streams this allocation reuses
   {
     std::lock_guard lk(m_);
@@ -768,6 +787,12 @@ Errc Pool::alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
 
 Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
   bool retire = false;
+  ipc::Token exported;
+  if (imported_) {
+    Errc e = free_imported(p, api, retire);
+    if (retire) AddressSpace::get().remove_base(window_, [&](const Range& r) { return r.pool.get() == this; });
+    return e;
+  }
   {
     std::lock_guard lk(m_);
     PoolBlock* b = window_ && p - window_ < window_size_ ? h_take(p - window_) : nullptr;
@@ -780,6 +805,8 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
                   "allocated)", api, p, describe());
     }
     hot_ = b;
+    if (b->exported) exported = ptr_token(token_, b->buffer_id);
+    b->exported = false;
     used_ -= b->req;
     --live_;
     b->used = false;
@@ -792,12 +819,19 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
     if (checking()) verify("free_async");
     retire = destroyed() && live_ == 0;
   }
+  if (!exported.zero()) ipc::withdraw(ipc::RecordKind::pool_ptr, exported);
   if (retire) AddressSpace::get().remove_base(window_, [&](const Range& r) { return r.pool.get() == this; });
   return Errc::success;
 }
 
 Errc Pool::free_now(uintptr_t p, const char* api) {
   bool retire = false;
+  ipc::Token exported;
+  if (imported_) {
+    Errc e = free_imported(p, api, retire);
+    if (retire) AddressSpace::get().remove_base(window_, [&](const Range& r) { return r.pool.get() == this; });
+    return e;
+  }
   {
     std::lock_guard lk(m_);
     PoolBlock* b = window_ && p - window_ < window_size_ ? h_take(p - window_) : nullptr;
@@ -807,6 +841,8 @@ Errc Pool::free_now(uintptr_t p, const char* api) {
     // Measured: cuMemFree of a stream-ordered allocation frees it, but UsedMemCurrent keeps
     // counting its bytes.
     --live_;
+    if (b->exported) exported = ptr_token(token_, b->buffer_id);
+    b->exported = false;
     b->used = false;
     b->req = 0;
     busy(b->off, b->size, false);
@@ -817,6 +853,7 @@ Errc Pool::free_now(uintptr_t p, const char* api) {
     if (checking()) verify("free_now");
     retire = destroyed() && live_ == 0;
   }
+  if (!exported.zero()) ipc::withdraw(ipc::RecordKind::pool_ptr, exported);
   if (retire) AddressSpace::get().remove_base(window_, [&](const Range& r) { return r.pool.get() == this; });
   return Errc::success;
 }
@@ -824,6 +861,7 @@ Errc Pool::free_now(uintptr_t p, const char* api) {
 bool Pool::lookup(uintptr_t p, PoolAlloc& out) const {
   std::lock_guard lk(m_);
   if (!window_ || p - window_ >= window_size_) return false;
+  if (imported_) return lookup_imported(p, out);
   uintptr_t off = p - window_;
   const PoolBlock* b = t_find_le(root_, off);
   if (!b || !b->used || off - b->off >= b->req) return false;
@@ -950,7 +988,8 @@ void Pool::verify(const char* where) const {
   };
   if (count(root_) != nodes) bad("the treap and the address list hold different blocks");
   if (hash_count_ != live) bad("the base-address hash and the live blocks disagree");
-  if (live != live_) bad(fmt::format("{} live blocks, counter says {}", live, live_));
+  if (live + imports_.size() != live_) bad(fmt::format("{} live blocks and {} imports, counter says {}", live,
+                                                        imports_.size(), live_));
   if (pend != pending_) bad(fmt::format("{} pending frees, counter says {}", pend, pending_));
   size_t listed = 0;
   for (auto& e : streams_) {
@@ -983,6 +1022,146 @@ void Pool::mark_destroyed() {
     if (live_ == 0) window = window_;
   }
   if (window) AddressSpace::get().remove_base(window, [&](const Range& r) { return r.pool.get() == this; });
+}
+
+// ---- IPC --------------------------------------------------------------------------------
+namespace {
+// cuMemPoolExportPointer's 64 bytes: which pool (its token), which export record, and
+// where the allocation lies in the pool's memory.
+struct PtrExport {
+  uint32_t magic;  // "CSPX"
+  uint32_t version;
+  ipc::Token pool;
+  ipc::Token record;
+  uint64_t offset;
+  uint64_t size;
+};
+static_assert(sizeof(PtrExport) <= sizeof(CUmemPoolPtrExportData));
+constexpr uint32_t kPtrMagic = 0x58505343u;
+}  // namespace
+
+Errc Pool::backing_fd(int& fd, const char* api) {
+  std::lock_guard lk(m_);
+  if (!window_)
+    if (Errc e = reserve_window(api); e != Errc::success) return e;
+  fd = fd_;
+  return Errc::success;
+}
+
+Errc Pool::export_fd(int& fd, const char* api) {
+  int own = -1;
+  TRY(backing_fd(own, api));
+  fd = ::fcntl(own, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0)
+    return fail(Errc::out_of_memory, "{}: cannot duplicate the descriptor of {} ({})", api, describe(),
+                std::strerror(errno));
+  return Errc::success;
+}
+
+Errc Pool::export_pointer(uintptr_t p, unsigned char out[64], const char* api) {
+  PtrExport x{};
+  ipc::Record r;
+  {
+    std::lock_guard lk(m_);
+    PoolBlock* b = window_ && p - window_ < window_size_ ? h_find(p - window_) : nullptr;
+    if (!b || !b->used) {
+      const PoolBlock* in = window_ && p - window_ < window_size_ ? t_find_le(root_, p - window_) : nullptr;
+      if (in && in->used && p - window_ - in->off < in->req)
+        return fail(Errc::invalid_value, "{}: {:#x} is {} bytes into the allocation at {:#x} of {}; export the "
+                    "address the allocation returned", api, p, p - window_ - in->off, window_ + in->off, describe());
+      return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not a live allocation (freed already, or never "
+                  "allocated)", api, p, describe());
+    }
+    x.magic = kPtrMagic;
+    x.version = ipc::kLayoutVersion;
+    x.pool = token_;
+    x.record = ptr_token(token_, b->buffer_id);
+    x.offset = b->off;
+    x.size = b->req;
+    if (!b->exported) {
+      r.kind = ipc::RecordKind::pool_ptr;
+      r.token = x.record;
+      r.object = token_;
+      r.offset = b->off;
+      r.size = b->req;
+      r.device = device();
+      r.aux = b->buffer_id;
+      b->exported = true;  // published below; a failure clears it
+    }
+  }
+  if (!r.token.zero()) {
+    if (Errc e = ipc::publish(r, api); e != Errc::success) {
+      std::lock_guard lk(m_);
+      if (PoolBlock* b = h_find(x.offset); b && b->used && b->buffer_id == r.aux) b->exported = false;
+      return e;
+    }
+  }
+  std::memset(out, 0, sizeof(CUmemPoolPtrExportData));
+  std::memcpy(out, &x, sizeof x);
+  return Errc::success;
+}
+
+Errc Pool::attach_import(int fd, const ipc::Token& token, const char* api) {
+  std::lock_guard lk(m_);
+  imported_ = true;
+  token_ = token;
+  size_t len = static_cast<size_t>(std::min<uint64_t>(capacity_, window_cap()));
+  return map_window(fd, len, api);
+}
+
+Errc Pool::import_pointer(const unsigned char data[64], uintptr_t& out, const char* api) {
+  PtrExport x;
+  std::memcpy(&x, data, sizeof x);
+  if (x.magic != kPtrMagic || x.version != ipc::kLayoutVersion)
+    return fail(Errc::invalid_value, "{}: shareData is not what cuMemPoolExportPointer produced", api);
+  if (!(x.pool == token_))
+    return fail(Errc::invalid_value, "{}: shareData was exported from another pool than {}; import it into the pool "
+                "imported from that pool's handle", api, describe());
+  ipc::Record r;
+  if (!ipc::lookup(ipc::RecordKind::pool_ptr, x.record, r) || !(r.object == token_) || r.offset != x.offset ||
+      r.size != x.size)
+    return fail(Errc::invalid_value, "{}: the allocation shareData names is no longer live in the exporting process "
+                "(freed there, or the exporter exited)", api);
+  std::lock_guard lk(m_);
+  if (x.offset >= window_size_ || x.size > window_size_ - x.offset)
+    return fail(Errc::invalid_value, "{}: shareData names bytes beyond {}", api, describe());
+  auto [it, fresh] = imports_.try_emplace(x.offset);
+  if (fresh) {
+    it->second.size = x.size;
+    it->second.buffer_id = (uint64_t(1) << 62) | ((handle_ >> 8) << 36) | ++next_buffer_;
+    it->second.record = x.record;
+    ++live_;
+  }
+  out = window_ + x.offset;
+  return Errc::success;
+}
+
+Errc Pool::free_imported(uintptr_t p, const char* api, bool& retire) {
+  std::lock_guard lk(m_);
+  auto it = window_ && p - window_ < window_size_ ? imports_.find(p - window_) : imports_.end();
+  if (it == imports_.end())
+    return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not an imported allocation's start (freed already, "
+                "or never imported)", api, p, describe());
+  imports_.erase(it);
+  --live_;
+  retire = destroyed() && live_ == 0;
+  return Errc::success;
+}
+
+bool Pool::lookup_imported(uintptr_t p, PoolAlloc& out) const {
+  uintptr_t off = p - window_;
+  auto it = imports_.upper_bound(off);
+  if (it == imports_.begin()) return false;
+  --it;
+  if (off - it->first >= it->second.size) return false;
+  size_t c = off / kPoolChunk;
+  out.base = window_ + it->first;
+  out.size = it->second.size;
+  out.buffer_id = it->second.buffer_id;
+  out.chunk_base = window_ + c * kPoolChunk;
+  out.chunk_id = 0;
+  out.host = shadow_ + it->first;
+  return true;
 }
 
 // ---- the pool table ----------------------------------------------------------------------
@@ -1072,6 +1251,19 @@ Errc create_pool(const Pool::Props& p, const char* api, PoolPtr& out) {
     t.va_used += cap;
   }
   out = make_pool(t, p, cap, false);
+  return Errc::success;
+}
+
+Errc import_pool(const Pool::Props& p, uint64_t capacity, int fd, const ipc::Token& token, const char* api,
+                 PoolPtr& out) {
+  Table& t = table();
+  std::unique_lock lk(t.m);
+  auto pool = make_pool(t, p, capacity, false);
+  if (Errc e = pool->attach_import(fd, token, api); e != Errc::success) {
+    t.live.erase(pool->handle());
+    return e;
+  }
+  out = std::move(pool);
   return Errc::success;
 }
 

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,6 +31,7 @@
 
 #include "core/errc.hpp"
 #include "core/spinlock.hpp"
+#include "ipc/shareable.hpp"
 
 namespace cuda_shim {
 class Stream;
@@ -126,6 +128,23 @@ class Pool : public std::enable_shared_from_this<Pool> {
   void mark_destroyed();
   bool destroyed() const { return destroyed_.load(std::memory_order_acquire); }
 
+  // ---- IPC (exporter and importer sides) ----
+  // The pool's identity across processes: its memfd is named for it (ipc/shareable.hpp).
+  const ipc::Token& token() const { return token_; }
+  // A pool made by cuMemPoolImportFromShareableHandle: it maps the exporter's memory and
+  // holds only what cuMemPoolImportPointer brought in; it never allocates.
+  bool imported() const { return imported_; }
+  // The pool's own descriptor (kept while the pool lives); reserves the window first.
+  Errc backing_fd(int& fd, const char* api);
+  // A new descriptor of the pool's memory (POSIX-fd export).
+  Errc export_fd(int& fd, const char* api);
+  // cuMemPoolExportPointer: 64 bytes naming the live allocation that starts at p.
+  Errc export_pointer(uintptr_t p, unsigned char out[64], const char* api);
+  // Importer: maps the exporter's memory from fd (the pool takes its own descriptor).
+  Errc attach_import(int fd, const ipc::Token& token, const char* api);
+  // Importer: cuMemPoolImportPointer.
+  Errc import_pointer(const unsigned char data[64], uintptr_t& out, const char* api);
+
  private:
   struct StreamEntry;
   // All private members are used with m_ held.
@@ -192,6 +211,18 @@ class Pool : public std::enable_shared_from_this<Pool> {
   std::atomic<bool> follow_{true}, opportunistic_{true}, internal_{true};
   std::atomic<bool> destroyed_{false};
   uint32_t rng_ = 0x9e3779b9u;  // treap priorities
+  ipc::Token token_;
+  bool imported_ = false;
+  // Importer: the allocations imported, by offset (size, BUFFER_ID, how often imported).
+  struct Imported {
+    size_t size = 0;
+    uint64_t buffer_id = 0;
+    ipc::Token record;
+  };
+  std::map<uintptr_t, Imported> imports_;
+  Errc map_window(int fd, size_t len, const char* api);
+  Errc free_imported(uintptr_t p, const char* api, bool& retire);
+  bool lookup_imported(uintptr_t p, PoolAlloc& out) const;
 };
 
 using PoolPtr = std::shared_ptr<Pool>;
@@ -201,6 +232,9 @@ using PoolPtr = std::shared_ptr<Pool>;
 PoolPtr find_pool(const void* handle);
 // Registers a new pool (after validation); charges its capacity against the VA budget.
 Errc create_pool(const Pool::Props& p, const char* api, PoolPtr& out);
+// Registers a pool imported from an exporter's descriptor (cuMemPoolImportFromShareableHandle).
+Errc import_pool(const Pool::Props& p, uint64_t capacity, int fd, const ipc::Token& token, const char* api,
+                 PoolPtr& out);
 Errc destroy_pool(const void* handle, const char* api);
 // The default pool of a location and allocation type (created on first use).
 PoolPtr default_pool(CUmemLocationType t, int id, CUmemAllocationType type);

@@ -91,6 +91,33 @@ Errc cudaMemPoolGetAccess(enum cudaMemAccessFlags* flags, cudaMemPool_t memPool,
   return api::cuMemPoolGetAccess(reinterpret_cast<CUmemAccess_flags*>(flags), cu(memPool),
                                  reinterpret_cast<CUmemLocation*>(location));
 }
+Errc cudaMemPoolExportToShareableHandle(void* shareableHandle, cudaMemPool_t memPool,
+                                        enum cudaMemAllocationHandleType handleType, unsigned int flags) noexcept {
+  RT_TRY(rt::context("cudaMemPoolExportToShareableHandle"));
+  return api::cuMemPoolExportToShareableHandle(shareableHandle, cu(memPool),
+                                               static_cast<CUmemAllocationHandleType>(handleType), flags);
+}
+Errc cudaMemPoolImportFromShareableHandle(cudaMemPool_t* memPool, void* shareableHandle,
+                                          enum cudaMemAllocationHandleType handleType, unsigned int flags) noexcept {
+  RT_TRY(rt::context("cudaMemPoolImportFromShareableHandle"));
+  return api::cuMemPoolImportFromShareableHandle(reinterpret_cast<CUmemoryPool*>(memPool), shareableHandle,
+                                                 static_cast<CUmemAllocationHandleType>(handleType), flags);
+}
+Errc cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData* exportData, void* ptr) noexcept {
+  RT_TRY(rt::context("cudaMemPoolExportPointer"));
+  static_assert(sizeof(cudaMemPoolPtrExportData) == sizeof(CUmemPoolPtrExportData));
+  return api::cuMemPoolExportPointer(reinterpret_cast<CUmemPoolPtrExportData*>(exportData),
+                                     reinterpret_cast<CUdeviceptr>(ptr));
+}
+Errc cudaMemPoolImportPointer(void** ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData* exportData) noexcept {
+  const char* api = "cudaMemPoolImportPointer";
+  RT_TRY(rt::context(api));
+  RT_TRY(need(ptr, api, "ptr"));
+  CUdeviceptr d = 0;
+  Errc e = api::cuMemPoolImportPointer(&d, cu(memPool), reinterpret_cast<CUmemPoolPtrExportData*>(exportData));
+  *ptr = reinterpret_cast<void*>(d);
+  return e;
+}
 Errc cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int device) noexcept {
   RT_TRY(rt::init());
   return api::cuDeviceGetDefaultMemPool(reinterpret_cast<CUmemoryPool*>(memPool), device);

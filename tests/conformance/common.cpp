@@ -1,3 +1,4 @@
+#include <unistd.h>
 #include "common.hpp"
 
 #include <string>
@@ -21,5 +22,14 @@ CUcontext conformance_primary_ctx() {
   CUcontext ctx = nullptr;
   REQUIRE(cuDevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS);
   REQUIRE(cuCtxSetCurrent(ctx) == CUDA_SUCCESS);
+  return ctx;
+}
+
+CUcontext child_primary_ctx(int ordinal) {
+  CUdevice dev = 0;
+  CUcontext ctx = nullptr;
+  if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
+      cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS || cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
+    _exit(99);
   return ctx;
 }

@@ -16,3 +16,5 @@ const char* rt_name(cudaError_t e);
 
 // cuInit(0) + retain and set the primary context of device 0; returns it.
 CUcontext conformance_primary_ctx();
+// The same for a multiprocess test's child (no Catch2 there): exits with 99 on failure.
+CUcontext child_primary_ctx(int ordinal = 0);
