@@ -1,9 +1,11 @@
 // Driver entries: streams, host functions, events.
 #include <chrono>
+#include <thread>
 
 #include "abi/driver_api.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "ipc/registry.hpp"
 #include "memory/pool.hpp"
 
 namespace cuda_shim::api {
@@ -40,6 +42,20 @@ Errc sync(CUstream h, bool pt, const char* api) {
   return Errc::success;
 }
 
+// IPC event counters (Event::shared): ready when the highest completed record has reached
+// the records issued so far.
+uint64_t issued(const uint64_t* w) { return std::atomic_ref<uint64_t>(const_cast<uint64_t&>(w[0])).load(); }
+uint64_t completed_upto(const uint64_t* w) { return std::atomic_ref<uint64_t>(const_cast<uint64_t&>(w[1])).load(); }
+void complete_record(uint64_t* w, uint64_t n) {
+  std::atomic_ref<uint64_t> done(w[1]);
+  for (uint64_t cur = done.load(); cur < n && !done.compare_exchange_weak(cur, n);) {
+  }
+}
+void wait_shared(const uint64_t* w, uint64_t target) {
+  for (unsigned spins = 0; completed_upto(w) < target; ++spins)
+    std::this_thread::sleep_for(std::chrono::microseconds(spins < 100 ? 20 : 200));
+}
+
 Errc wait_event(CUstream hs, CUevent he, unsigned flags, bool pt, const char* api) {
   std::shared_ptr<Stream> s;
   TRY(resolve_stream(hs, pt, api, s));
@@ -47,6 +63,13 @@ Errc wait_event(CUstream hs, CUevent he, unsigned flags, bool pt, const char* ap
   TRY(resolve_event(he, api, ev));
   if (flags & ~1u)  // CU_EVENT_WAIT_EXTERNAL
     return fail(Errc::invalid_value, "{}: flags {:#x}: only CU_EVENT_WAIT_DEFAULT and CU_EVENT_WAIT_EXTERNAL exist", api, flags);
+  if (uint64_t* w = ev->shared()) {
+    // Another process may record it: the stream waits (on its worker) for the records issued now.
+    uint64_t target = issued(w);
+    if (completed_upto(w) >= target) return Errc::success;
+    s->enqueue([w, target] { wait_shared(w, target); }, {}, false);
+    return Errc::success;
+  }
   auto snap = ev->snap();
   if (!snap.recorded()) return Errc::success;  // nothing to wait for
   // Remember the ordering even when the work is done: stream-ordered reuse follows it.
@@ -95,10 +118,13 @@ Errc record(CUevent he, CUstream hs, unsigned flags, bool pt, const char* api) {
   bool timing = ev->timing();
   // Publish the snapshot before the op can complete so a racing query sees this record.
   uint64_t seq;
+  uint64_t* w = ev->shared();
+  uint64_t nth = w ? std::atomic_ref<uint64_t>(w[0]).fetch_add(1) + 1 : 0;
   {
-    auto op = [rec, timing] {
+    auto op = [rec, timing, w, nth] {
       if (timing) rec->when = std::chrono::steady_clock::now();
       rec->done.store(true, std::memory_order_release);
+      if (w) complete_record(w, nth);
     };
     seq = s->enqueue(op, {}, true);
   }
@@ -188,8 +214,9 @@ Errc cuEventCreate(CUevent* ph, unsigned int Flags) noexcept {
 
 Errc cuEventDestroy_v2(CUevent h) noexcept {
   TRY(Driver::get().require_init("cuEventDestroy"));
-  if (!events().remove(h))
-    return fail(Errc::invalid_handle, "cuEventDestroy: {} is not a live event", static_cast<void*>(h));
+  auto ev = events().remove(h);
+  if (!ev) return fail(Errc::invalid_handle, "cuEventDestroy: {} is not a live event", static_cast<void*>(h));
+  if (ev->shared_owner()) ipc::event_unshare(ipc::Token{ev->token_hi(), ev->token_lo()});
   return Errc::success;
 }
 
@@ -205,6 +232,7 @@ Errc cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int f) noexcept
 Errc cuEventQuery(CUevent h) noexcept {
   std::shared_ptr<Event> ev;
   TRY(resolve_event(h, "cuEventQuery", ev));
+  if (const uint64_t* w = ev->shared()) return completed_upto(w) >= issued(w) ? Errc::success : Errc::not_ready;
   auto snap = ev->snap();
   if (!snap.recorded()) return Errc::success;  // never recorded: nothing pending
   return snap.dep.done() ? Errc::success : Errc::not_ready;
@@ -213,6 +241,7 @@ Errc cuEventQuery(CUevent h) noexcept {
 Errc cuEventSynchronize(CUevent h) noexcept {
   std::shared_ptr<Event> ev;
   TRY(resolve_event(h, "cuEventSynchronize", ev));
+  if (const uint64_t* w = ev->shared()) wait_shared(w, issued(w));
   auto snap = ev->snap();
   if (snap.recorded()) {
     wait_dep(snap.dep);

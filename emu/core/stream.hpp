@@ -147,11 +147,29 @@ class Event {
     snap_ = std::move(s);
   }
 
+  // IPC events (cuIpcGetEventHandle / cuIpcOpenEventHandle): records, queries and waits also
+  // go through two counters in the shared registry ([0] records issued, [1] the highest
+  // record completed), so a record in one process is seen by every other.
+  uint64_t* shared() const { return shared_.load(std::memory_order_acquire); }
+  void share(uint64_t* words, uint64_t tok_hi, uint64_t tok_lo, bool owner) {
+    token_hi_ = tok_hi;
+    token_lo_ = tok_lo;
+    owner_ = owner;
+    shared_.store(words, std::memory_order_release);
+  }
+  uint64_t token_hi() const { return token_hi_; }
+  uint64_t token_lo() const { return token_lo_; }
+  bool shared_owner() const { return owner_; }
+  bool opened() const { return shared() && !owner_; }
+
  private:
   unsigned flags_;
   std::shared_ptr<Context> ctx_;
   mutable std::mutex m_;
   Snap snap_;
+  std::atomic<uint64_t*> shared_{nullptr};
+  uint64_t token_hi_ = 0, token_lo_ = 0;
+  bool owner_ = false;
 };
 
 // Block until `d` is complete.

@@ -53,6 +53,14 @@ struct RecordSlot {
   int32_t device, channel;
 };
 
+struct EventSlot {
+  uint32_t state;  // kFree / kLive
+  int32_t pid;     // exporter
+  Token token;
+  uint64_t words[2];  // records issued, highest record completed (atomic_ref)
+  uint64_t pad[2];
+};
+
 struct Header {
   uint64_t magic;
   uint32_t version;
@@ -67,7 +75,7 @@ struct Layout {
   Header h;
   ProcSlot procs[kProcs];
   RecordSlot records[kRecords];
-  uint64_t event_words[kEvents * 8];  // reserved for IPC events (same layout version)
+  EventSlot events[kEvents];
 };
 static_assert(std::is_trivially_copyable_v<ProcSlot> && std::is_trivially_copyable_v<RecordSlot>);
 
@@ -154,6 +162,8 @@ class Segment {
         p.state = kFree;
         for (auto& r : l->records)
           if (r.state == kLive && r.pid == dead) retire(r);
+        for (auto& ev : l->events)
+          if (ev.state == kLive && ev.pid == dead) ev.state = kFree;
       }
     if (l->h.tombs > kRecords / 4) rehash();
   }
@@ -317,6 +327,8 @@ class Segment {
       int me = ::getpid();
       for (auto& r : layout_->records)
         if (r.state == kLive && r.pid == me) retire(r);
+      for (auto& ev : layout_->events)
+        if (ev.state == kLive && ev.pid == me) ev.state = kFree;
       layout_->procs[slot_].state = kFree;
       slot_ = -1;
       bool others = false;
@@ -489,6 +501,45 @@ void fabric_withdraw(const Token& object) noexcept {
   for (auto& r : s->L()->records)
     if (r.state == kLive && r.pid == me && r.kind == static_cast<uint32_t>(RecordKind::fabric) && r.object == object)
       s->retire(r);
+}
+
+bool event_share(Token& token, uint64_t*& words) {
+  Errc e = Errc::success;
+  Segment* s = Segment::get(e, "cuIpcGetEventHandle");
+  if (!s) return false;
+  Segment::Lock lk(*s);
+  for (auto& ev : s->L()->events)
+    if (ev.state == kFree) {
+      ev = EventSlot{};
+      ev.pid = ::getpid();
+      ev.token = token = random_token();
+      ev.state = kLive;
+      words = ev.words;
+      return true;
+    }
+  return false;
+}
+
+bool event_open(const Token& token, uint64_t*& words) {
+  Errc e = Errc::success;
+  Segment* s = Segment::get(e, "cuIpcOpenEventHandle");
+  if (!s || token.zero()) return false;
+  Segment::Lock lk(*s);
+  for (auto& ev : s->L()->events)
+    if (ev.state == kLive && ev.token == token) {
+      words = ev.words;
+      return true;
+    }
+  return false;
+}
+
+void event_unshare(const Token& token) noexcept {
+  Errc e = Errc::success;
+  Segment* s = Segment::get(e, "cuEventDestroy");
+  if (!s) return;
+  Segment::Lock lk(*s);
+  for (auto& ev : s->L()->events)
+    if (ev.state == kLive && ev.token == token && ev.pid == ::getpid()) ev.state = kFree;
 }
 
 std::string segment_name() { return default_name(); }

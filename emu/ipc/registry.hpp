@@ -64,6 +64,14 @@ Errc fabric_import(const unsigned char h[64], int& out_fd, FdInfo& info, const c
 // Withdraws every fabric record of this process for object `object` (the object died).
 void fabric_withdraw(const Token& object) noexcept;
 
+// IPC events: a slot of the segment holding two counters, [0] records issued and [1] the
+// highest record completed, shared by the exporter and every importer of the event.
+// event_share allocates one for this process (false when the table is full); event_open finds
+// the live slot with that token; event_unshare frees this process's slot.
+bool event_share(Token& token, uint64_t*& words);
+bool event_open(const Token& token, uint64_t*& words);
+void event_unshare(const Token& token) noexcept;
+
 // Diagnostics (`cuda-shim ipc`, tests): the segment's name and a one-line-per-record dump.
 std::string segment_name();
 std::string dump();

@@ -1,11 +1,17 @@
 #include "memory/address_space.hpp"
 
+#include "ipc/registry.hpp"
+
 #include <array>
 #include <mutex>
 
 #include "core/thread_state.hpp"
 
 namespace cuda_shim::mem {
+
+Range::~Range() {
+  if (!ipc_export.zero()) ipc::withdraw(ipc::RecordKind::legacy_mem, ipc_export);
+}
 
 const char* kind_name(Kind k) noexcept {
   switch (k) {

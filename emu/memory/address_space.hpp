@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/errc.hpp"
+#include "ipc/shareable.hpp"
 #include "memory/backing.hpp"
 
 namespace cuda_shim {
@@ -46,6 +47,12 @@ struct Range {
   std::shared_ptr<Backing> backing;  // null for registered host memory
   std::shared_ptr<Pool> pool;        // Kind::pool: keeps the window mapped while in use
   std::atomic<bool> sync_memops{false};
+  ipc::Token ipc_export;     // cuIpcGetMemHandle's registry record, withdrawn with the range
+  bool ipc_opened = false;   // mapped by cuIpcOpenMemHandle: only cuIpcCloseMemHandle unmaps it
+
+  Range() = default;
+  Range(const Range&) = delete;
+  ~Range();
 
   bool contains(uintptr_t p, size_t n = 1) const {
     return p >= base && p - base < size && n <= size - (p - base);

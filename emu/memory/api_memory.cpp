@@ -151,7 +151,7 @@ Errc cuMemFree_v2(CUdeviceptr dptr) noexcept {
   // Measured: freeing needs no current context (the allocation knows its own).
   TRY(Driver::get().require_init(api));
   if (dptr == 0) return Errc::success;  // measured: cuMemFree(0) is a no-op
-  RangePtr r = AddressSpace::get().remove_base(dptr, [](const Range& x) { return x.kind == Kind::device; });
+  RangePtr r = AddressSpace::get().remove_base(dptr, [](const Range& x) { return x.kind == Kind::device && !x.ipc_opened; });
   if (!r) {
     // Not a cuMemAlloc block: a stream-ordered allocation waits for the device's work, then frees.
     // Looked up only here so that the common free costs one lookup.
@@ -219,7 +219,7 @@ Errc cuMemFreeHost(void* p) noexcept {
   auto v = reinterpret_cast<uintptr_t>(p);
   // Measured: the real driver also frees a device allocation handed to cuMemFreeHost.
   RangePtr r = AddressSpace::get().remove_base(
-      v, [](const Range& x) { return x.kind == Kind::host_pinned || x.kind == Kind::device; });
+      v, [](const Range& x) { return x.kind == Kind::host_pinned || (x.kind == Kind::device && !x.ipc_opened); });
   if (!r) return not_an_allocation(v, Kind::host_pinned, api, "p");
   if (r->kind == Kind::device) mem::uncharge(r->ordinal, r->accounted);
   if (r->ctx) r->ctx->synchronize();

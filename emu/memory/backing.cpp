@@ -30,6 +30,16 @@ std::shared_ptr<Backing> Backing::create(size_t size, View view, const char* api
     err = fail(Errc::out_of_memory, "{}: cannot size a {}-byte backing file ({})", api, len, std::strerror(errno));
     return nullptr;
   }
+  std::shared_ptr<Backing> m = adopt(b->fd_, len, view, api, err);
+  b->fd_ = -1;
+  return m;
+}
+
+std::shared_ptr<Backing> Backing::adopt(int fd, size_t size, View view, const char* api, Errc& err) {
+  const size_t ps = page_size();
+  const size_t len = (size + ps - 1) / ps * ps;
+  std::shared_ptr<Backing> b(new Backing());
+  b->fd_ = fd;
   b->size_ = len;
   if (view == View::device) {
     // The user-visible view: reserved address space that faults on host access.

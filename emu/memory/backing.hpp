@@ -20,6 +20,8 @@ class Backing {
   // Maps `size` bytes (rounded up to whole pages). On failure records why with fail()
   // (CUDA_ERROR_OUT_OF_MEMORY) and returns null.
   static std::shared_ptr<Backing> create(size_t size, View view, const char* api, Errc& err);
+  // Maps `size` bytes of an existing object (another process's memory); takes fd.
+  static std::shared_ptr<Backing> adopt(int fd, size_t size, View view, const char* api, Errc& err);
   ~Backing();
   Backing(const Backing&) = delete;
   Backing& operator=(const Backing&) = delete;

@@ -1,0 +1,198 @@
+// Driver entries: legacy CUDA IPC (cuIpcGetMemHandle / OpenMemHandle / CloseMemHandle and the
+// event forms). A 64-byte handle names a record in the shared registry; the importer opens
+// the exporter's memfd through /proc/<pid>/fd and checks its inode (ipc/shareable.hpp), so a
+// handle of freed memory or of an exited process can never open anything else.
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "abi/driver_api.hpp"
+#include "core/context.hpp"
+#include "core/driver.hpp"
+#include "core/stream.hpp"
+#include "ipc/registry.hpp"
+#include "memory/address_space.hpp"
+
+namespace cuda_shim::api {
+namespace {
+
+using mem::AddressSpace;
+using mem::Kind;
+using mem::RangePtr;
+
+constexpr uint32_t kMemMagic = 0x4d495343u;    // "CSIM"
+constexpr uint32_t kEventMagic = 0x45495343u;  // "CSIE"
+
+struct MemHandle {
+  uint32_t magic, version;
+  ipc::Token record;
+  uint64_t offset;  // of the exported pointer inside its allocation
+  uint64_t size;
+};
+struct EventHandle {
+  uint32_t magic, version;
+  ipc::Token token;
+};
+static_assert(sizeof(MemHandle) <= sizeof(CUipcMemHandle) && sizeof(EventHandle) <= sizeof(CUipcEventHandle));
+
+// This process's opened handles: opening one handle again returns the same mapping.
+struct Opened {
+  std::mutex m;
+  std::unordered_map<uintptr_t, std::pair<ipc::Token, int>> by_base;  // base -> (record, opens)
+};
+Opened& opened() {
+  static auto* o = new Opened();  // never destroyed: other threads may outlive main()
+  return *o;
+}
+std::mutex g_export_m;  // one record per allocation, however many threads export it
+
+}  // namespace
+
+Errc cuIpcGetMemHandle(CUipcMemHandle* pHandle, CUdeviceptr dptr) noexcept {
+  const char* api = "cuIpcGetMemHandle";
+  Context* ctx = nullptr;
+  TRY(require_context(api, ctx));
+  TRY(need(pHandle, api, "pHandle"));
+  RangePtr r = AddressSpace::get().find(dptr);
+  if (!r || r->kind != Kind::device || r->ipc_opened || !r->backing)
+    return fail(Errc::invalid_value, "{}: {:#x} is {}; legacy IPC shares only cuMemAlloc/cudaMalloc memory (use "
+                "cuMemPoolExportPointer for pool memory and cuMemExportToShareableHandle for cuMemCreate memory)",
+                api, dptr,
+                !r ? "not an allocation the driver knows" : r->ipc_opened ? "memory opened from another process's "
+                "handle" : fmt::format("{}", mem::kind_name(r->kind)));
+  MemHandle h{kMemMagic, ipc::kLayoutVersion, {}, dptr - r->base, r->size};
+  {
+    std::lock_guard lk(g_export_m);
+    if (r->ipc_export.zero()) {
+      ipc::FdInfo info = ipc::describe_fd(r->backing->fd());
+      ipc::Record rec;
+      rec.kind = ipc::RecordKind::legacy_mem;
+      rec.token = ipc::random_token();
+      rec.fd = r->backing->fd();
+      rec.dev = info.dev;
+      rec.ino = info.ino;
+      rec.size = r->size;
+      rec.device = r->ordinal;
+      TRY(ipc::publish(rec, api));
+      r->ipc_export = rec.token;
+    }
+    h.record = r->ipc_export;
+  }
+  std::memset(pHandle, 0, sizeof *pHandle);
+  std::memcpy(pHandle, &h, sizeof h);
+  return Errc::success;
+}
+
+Errc cuIpcOpenMemHandle_v2(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags) noexcept {
+  const char* api = "cuIpcOpenMemHandle";
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  TRY(need(pdptr, api, "pdptr"));
+  if (Flags & ~unsigned(CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS))
+    return fail(Errc::invalid_value, "{}: Flags {:#x}: only CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS (0x1) exists", api, Flags);
+  MemHandle h;
+  std::memcpy(&h, &handle, sizeof h);
+  ipc::Record rec;
+  if (h.magic != kMemMagic || h.version != ipc::kLayoutVersion || !ipc::lookup(ipc::RecordKind::legacy_mem, h.record, rec))
+    return fail(Errc::invalid_value, "{}: the handle names no exported memory (never exported, freed by its "
+                "exporter, its exporter exited, or the bytes were altered)", api);
+  if (rec.pid == ::getpid())
+    return fail(Errc::invalid_context, "{}: the handle was exported by this process; IPC handles open only in other "
+                "processes (use the pointer itself here)", api);
+  auto& o = opened();
+  std::lock_guard lk(o.m);
+  for (auto& [base, v] : o.by_base)
+    if (v.first == h.record) {
+      ++v.second;
+      *pdptr = base + h.offset;
+      return Errc::success;
+    }
+  int fd = ipc::open_peer_object(rec.pid, rec.fd, rec.dev, rec.ino);
+  if (fd < 0)
+    return fail(Errc::invalid_value, "{}: the exporting process (pid {}) no longer holds the memory", api, rec.pid);
+  Errc err = Errc::success;
+  auto b = mem::Backing::adopt(fd, rec.size, mem::Backing::View::device, api, err);
+  if (!b) return err;
+  auto r = std::make_shared<mem::Range>();
+  r->kind = Kind::device;
+  r->ipc_opened = true;
+  r->ordinal = rec.device;
+  r->ctx = ctx;
+  r->base = b->user_address();
+  r->size = rec.size;
+  r->host = b->shadow();
+  r->buffer_id = AddressSpace::get().next_buffer_id();
+  r->backing = std::move(b);
+  uintptr_t base = r->base;
+  if (!AddressSpace::get().insert(std::move(r)))
+    return fail(Errc::out_of_memory, "{}: the mapping overlaps a range the driver already knows", api);
+  o.by_base[base] = {h.record, 1};
+  *pdptr = base + h.offset;
+  return Errc::success;
+}
+
+Errc cuIpcOpenMemHandle(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags) noexcept {
+  return api::cuIpcOpenMemHandle_v2(pdptr, handle, Flags);
+}
+
+Errc cuIpcCloseMemHandle(CUdeviceptr dptr) noexcept {
+  const char* api = "cuIpcCloseMemHandle";
+  Context* ctx = nullptr;
+  TRY(require_context(api, ctx));
+  auto& o = opened();
+  std::lock_guard lk(o.m);
+  RangePtr r = AddressSpace::get().find(dptr);
+  auto it = r && r->ipc_opened ? o.by_base.find(r->base) : o.by_base.end();
+  if (it == o.by_base.end())
+    return fail(Errc::invalid_value, "{}: {:#x} was not opened with cuIpcOpenMemHandle (or is closed already)", api,
+                dptr);
+  if (--it->second.second > 0) return Errc::success;
+  o.by_base.erase(it);
+  AddressSpace::get().remove_base(r->base, [&](const mem::Range& x) { return &x == r.get(); });
+  return Errc::success;
+}
+
+Errc cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUevent event) noexcept {
+  const char* api = "cuIpcGetEventHandle";
+  Context* ctx = nullptr;
+  TRY(require_context(api, ctx));
+  TRY(need(pHandle, api, "pHandle"));
+  auto ev = events().find(event);
+  if (!ev) return fail(Errc::invalid_handle, "{}: {} is not a live event", api, static_cast<void*>(event));
+  if (!(ev->flags() & CU_EVENT_INTERPROCESS))
+    return fail(Errc::invalid_value, "{}: the event was created without CU_EVENT_INTERPROCESS (create it with "
+                "CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING to share it)", api);
+  {
+    std::lock_guard lk(g_export_m);
+    if (!ev->shared()) {
+      ipc::Token t;
+      uint64_t* words = nullptr;
+      if (!ipc::event_share(t, words))
+        return fail(Errc::out_of_memory, "{}: the shared registry has no room for another IPC event", api);
+      ev->share(words, t.hi, t.lo, true);
+    }
+  }
+  EventHandle h{kEventMagic, ipc::kLayoutVersion, ipc::Token{ev->token_hi(), ev->token_lo()}};
+  std::memset(pHandle, 0, sizeof *pHandle);
+  std::memcpy(pHandle, &h, sizeof h);
+  return Errc::success;
+}
+
+Errc cuIpcOpenEventHandle(CUevent* phEvent, CUipcEventHandle handle) noexcept {
+  const char* api = "cuIpcOpenEventHandle";
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  TRY(need(phEvent, api, "phEvent"));
+  EventHandle h;
+  std::memcpy(&h, &handle, sizeof h);
+  uint64_t* words = nullptr;
+  if (h.magic != kEventMagic || h.version != ipc::kLayoutVersion || !ipc::event_open(h.token, words))
+    return fail(Errc::invalid_value, "{}: the handle names no shared event (never exported, destroyed by its "
+                "exporter, its exporter exited, or the bytes were altered)", api);
+  auto ev = std::make_shared<Event>(CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING, ctx);
+  ev->share(words, h.token.hi, h.token.lo, false);
+  *phEvent = static_cast<CUevent>(events().add(ev));
+  return Errc::success;
+}
+
+}  // namespace cuda_shim::api

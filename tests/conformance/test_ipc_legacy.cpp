@@ -1,0 +1,208 @@
+// Legacy CUDA IPC: cudaIpcGetMemHandle / OpenMemHandle / CloseMemHandle across processes,
+// which memory may be exported this way, and IPC events recorded in one process and
+// waited on in another. The child is this binary re-run (multiprocess.hpp).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "common.hpp"
+#include "multiprocess.hpp"
+
+namespace {
+bool all_bytes(const std::vector<unsigned char>& v, unsigned char b) {
+  for (unsigned char c : v)
+    if (c != b) return false;
+  return true;
+}
+}  // namespace
+
+// Child: opens the handle, reads the exporter's bytes, writes its own, closes.
+MP_CHILD(ipc_mem_reader) {
+  child_primary_ctx();
+  auto h = ch.recv_pod<cudaIpcMemHandle_t>();
+  size_t n = static_cast<size_t>(ch.recv_int());
+  void* p = nullptr;
+  cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+  ch.send_int(e);
+  if (e != cudaSuccess) return 1;
+  void* again = nullptr;
+  ch.send_int(cudaIpcOpenMemHandle(&again, h, cudaIpcMemLazyEnablePeerAccess));
+  ch.send_int(again == p);
+  std::vector<unsigned char> buf(n);
+  ch.send_int(cudaMemcpy(buf.data(), p, n, cudaMemcpyDeviceToHost));
+  ch.send_int(all_bytes(buf, 0x3c));
+  ch.send_int(cudaMemset(p, 0xd2, n));
+  ch.send_int(cudaDeviceSynchronize());
+  ch.send_int(cudaFree(p));  // IPC memory is closed, not freed
+  ch.send_int(cudaIpcCloseMemHandle(again));
+  ch.send_int(cudaIpcCloseMemHandle(p));
+  ch.send_int(cudaIpcCloseMemHandle(p));  // closed twice
+  void* other = nullptr;
+  cudaIpcMemHandle_t bad;
+  std::memset(&bad, 0x5a, sizeof bad);
+  ch.send_int(cudaIpcOpenMemHandle(&other, bad, cudaIpcMemLazyEnablePeerAccess));
+  ch.send_int(cudaIpcOpenMemHandle(&other, h, 2));  // unknown flag
+  (void)ch.recv_int();
+  return 0;
+}
+
+TEST_CASE("cudaMalloc memory shared through cudaIpcGetMemHandle", "[ipc][legacy]") {
+  conformance_primary_ctx();
+  const size_t n = 1 << 16;
+  void* d = nullptr;
+  REQUIRE_RT(cudaMalloc(&d, n), cudaSuccess);
+  REQUIRE_RT(cudaMemset(d, 0x3c, n), cudaSuccess);
+  REQUIRE_RT(cudaDeviceSynchronize(), cudaSuccess);
+  cudaIpcMemHandle_t h, h2;
+  REQUIRE_RT(cudaIpcGetMemHandle(&h, d), cudaSuccess);
+  REQUIRE_RT(cudaIpcGetMemHandle(&h2, d), cudaSuccess);
+  CHECK(std::memcmp(&h, &h2, sizeof h) == 0);  // one allocation, one handle
+
+  void* self = nullptr;
+  CHECK_RT(cudaIpcOpenMemHandle(&self, h, cudaIpcMemLazyEnablePeerAccess), cudaErrorDeviceUninitialized);  // CUDA_ERROR_INVALID_CONTEXT
+
+  auto c = mp::spawn("ipc_mem_reader");
+  c.ch.send_pod(h);
+  c.ch.send_int(static_cast<int64_t>(n));
+  REQUIRE(c.ch.recv_int() == cudaSuccess);       // open
+  CHECK(c.ch.recv_int() == cudaSuccess);         // open again
+  CHECK(c.ch.recv_int() == 1);                   // ... gives the same address
+  CHECK(c.ch.recv_int() == cudaSuccess);         // read
+  CHECK(c.ch.recv_int() == 1);                   // the exporter's bytes
+  CHECK(c.ch.recv_int() == cudaSuccess);         // write
+  CHECK(c.ch.recv_int() == cudaSuccess);
+  CHECK(c.ch.recv_int() == cudaErrorInvalidValue);  // cudaFree of opened memory
+  CHECK(c.ch.recv_int() == cudaSuccess);         // close (second open)
+  CHECK(c.ch.recv_int() == cudaSuccess);         // close (first open)
+  CHECK(c.ch.recv_int() == cudaErrorInvalidValue);  // closed twice
+  CHECK(c.ch.recv_int() == cudaErrorInvalidValue);  // garbage handle
+  CHECK(c.ch.recv_int() == cudaErrorInvalidValue);  // flags 2
+  c.ch.send_int(0);
+  CHECK(c.wait() == 0);
+  std::vector<unsigned char> back(n);
+  REQUIRE_RT(cudaMemcpy(back.data(), d, n, cudaMemcpyDeviceToHost), cudaSuccess);
+  CHECK(all_bytes(back, 0xd2));
+  CHECK_RT(cudaFree(d), cudaSuccess);
+}
+
+MP_CHILD(ipc_open_freed) {
+  child_primary_ctx();
+  auto h = ch.recv_pod<cudaIpcMemHandle_t>();
+  void* p = nullptr;
+  ch.send_int(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
+  return 0;
+}
+
+TEST_CASE("cudaIpcOpenMemHandle: a handle whose memory the exporter freed", "[ipc][legacy]") {
+  conformance_primary_ctx();
+  void* d = nullptr;
+  REQUIRE_RT(cudaMalloc(&d, 4096), cudaSuccess);
+  cudaIpcMemHandle_t h;
+  REQUIRE_RT(cudaIpcGetMemHandle(&h, d), cudaSuccess);
+  REQUIRE_RT(cudaFree(d), cudaSuccess);
+  auto c = mp::spawn("ipc_open_freed");
+  c.ch.send_pod(h);
+  CHECK(c.ch.recv_int() != cudaSuccess);
+  CHECK(c.wait() == 0);
+}
+
+TEST_CASE("cudaIpcGetMemHandle: memory legacy IPC cannot share", "[ipc][legacy]") {
+  conformance_primary_ctx();
+  cudaIpcMemHandle_t h;
+  SECTION("pinned host memory") {
+    void* p = nullptr;
+    REQUIRE_RT(cudaMallocHost(&p, 4096), cudaSuccess);
+    CHECK_RT(cudaIpcGetMemHandle(&h, p), cudaErrorInvalidValue);
+    cudaFreeHost(p);
+  }
+  SECTION("stream-ordered (pool) memory") {
+    void* p = nullptr;
+    REQUIRE_RT(cudaMallocAsync(&p, 4096, nullptr), cudaSuccess);
+    CHECK_RT(cudaIpcGetMemHandle(&h, p), cudaErrorInvalidValue);
+    cudaFreeAsync(p, nullptr);
+    cudaDeviceSynchronize();
+  }
+  SECTION("an address the driver never allocated") {
+    int x = 0;
+    CHECK_RT(cudaIpcGetMemHandle(&h, &x), cudaErrorInvalidValue);
+  }
+  SECTION("a NULL handle") {
+    void* p = nullptr;
+    REQUIRE_RT(cudaMalloc(&p, 4096), cudaSuccess);
+    CHECK_RT(cudaIpcGetMemHandle(nullptr, p), cudaErrorInvalidValue);
+    cudaFree(p);
+  }
+}
+
+// Child: opens the event, reports it not ready, waits for it, reports ready.
+MP_CHILD(ipc_event_waiter) {
+  child_primary_ctx();
+  auto h = ch.recv_pod<cudaIpcEventHandle_t>();
+  cudaEvent_t ev = nullptr;
+  ch.send_int(cudaIpcOpenEventHandle(&ev, h));
+  (void)ch.recv_int();  // the parent recorded it behind a blocked stream
+  ch.send_int(cudaEventQuery(ev));
+  cudaStream_t s = nullptr;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  ch.send_int(cudaStreamWaitEvent(s, ev, 0));
+  ch.send_int(cudaStreamQuery(s));  // waits for the other process
+  ch.send_int(0);                   // let the parent release its stream
+  ch.send_int(cudaEventSynchronize(ev));
+  ch.send_int(cudaEventQuery(ev));
+  ch.send_int(cudaStreamSynchronize(s));
+  float ms = 0;
+  ch.send_int(cudaEventElapsedTime(&ms, ev, ev));
+  cudaStreamDestroy(s);
+  ch.send_int(cudaEventDestroy(ev));
+  return 0;
+}
+
+TEST_CASE("an IPC event recorded in one process is waited on in another", "[ipc][legacy][event]") {
+  conformance_primary_ctx();
+  cudaEvent_t ev = nullptr;
+  REQUIRE_RT(cudaEventCreateWithFlags(&ev, cudaEventInterprocess | cudaEventDisableTiming), cudaSuccess);
+  cudaIpcEventHandle_t h;
+  REQUIRE_RT(cudaIpcGetEventHandle(&h, ev), cudaSuccess);
+  auto c = mp::spawn("ipc_event_waiter");
+  c.ch.send_pod(h);
+  REQUIRE(c.ch.recv_int() == cudaSuccess);
+  cudaStream_t s = nullptr;
+  REQUIRE_RT(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  static std::atomic<int> go{0};
+  go = 0;
+  REQUIRE_RT(cudaLaunchHostFunc(s, [](void*) { while (!go.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1)); }, nullptr), cudaSuccess);
+  REQUIRE_RT(cudaEventRecord(ev, s), cudaSuccess);
+  c.ch.send_int(0);
+  CHECK(c.ch.recv_int() == cudaErrorNotReady);  // query in the other process
+  CHECK(c.ch.recv_int() == cudaSuccess);        // its stream waits on it
+  CHECK(c.ch.recv_int() == cudaErrorNotReady);  // ... and is busy
+  (void)c.ch.recv_int();
+  go = 1;
+  CHECK(c.ch.recv_int() == cudaSuccess);  // synchronize returns once we completed it
+  CHECK(c.ch.recv_int() == cudaSuccess);  // then it is ready
+  CHECK(c.ch.recv_int() == cudaSuccess);  // and the waiting stream drains
+  CHECK(c.ch.recv_int() == cudaErrorInvalidResourceHandle);  // no timing on IPC events
+  CHECK(c.ch.recv_int() == cudaSuccess);
+  CHECK(c.wait() == 0);
+  CHECK_RT(cudaStreamSynchronize(s), cudaSuccess);
+  cudaStreamDestroy(s);
+  CHECK_RT(cudaEventDestroy(ev), cudaSuccess);
+}
+
+TEST_CASE("cudaIpcGetEventHandle: events that cannot be shared", "[ipc][legacy][event]") {
+  conformance_primary_ctx();
+  cudaIpcEventHandle_t h;
+  cudaEvent_t ev = nullptr;
+  SECTION("an event without cudaEventInterprocess") {
+    REQUIRE_RT(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), cudaSuccess);
+    CHECK_RT(cudaIpcGetEventHandle(&h, ev), cudaErrorInvalidValue);
+  }
+  SECTION("cudaEventInterprocess without cudaEventDisableTiming") {
+    CHECK_RT(cudaEventCreateWithFlags(&ev, cudaEventInterprocess), cudaErrorInvalidValue);
+    ev = nullptr;
+  }
+  if (ev) cudaEventDestroy(ev);
+}
