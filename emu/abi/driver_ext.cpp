@@ -5,6 +5,7 @@
 #include "abi/rt_table.hpp"
 #include "abi/runtime_api.hpp"
 #include "cuda_shim_ext.h"
+#include "ipc/registry.hpp"
 
 namespace cuda_shim::abi {
 namespace {
@@ -79,6 +80,33 @@ extern "C" __attribute__((visibility("default"))) size_t cuShimGetLastExplanatio
 
 extern "C" __attribute__((visibility("default"))) int cuShimGetLastExplanationCode(void) {
   return cuda_shim::explanation().empty() ? 0 : cuda_shim::to_curesult(cuda_shim::explanation_code());
+}
+
+namespace {
+size_t copy_out(const std::string& s, char* buf, size_t len) {
+  if (buf && len) {
+    size_t n = s.size() < len - 1 ? s.size() : len - 1;
+    std::memcpy(buf, s.data(), n);
+    buf[n] = '\0';
+  }
+  return s.size();
+}
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) size_t cuShimIpcState(char* buf, size_t len) {
+  try {
+    return copy_out(cuda_shim::ipc::dump(), buf, len);
+  } catch (...) {
+    return 0;
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) size_t cuShimCollectGarbage(char* buf, size_t len) {
+  try {
+    return copy_out(cuda_shim::ipc::collect_garbage(), buf, len);
+  } catch (...) {
+    return 0;
+  }
 }
 
 extern "C" __attribute__((visibility("default"))) int cuShimGetVersion(void) { return 100; }

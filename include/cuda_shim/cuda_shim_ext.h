@@ -20,6 +20,14 @@ size_t cuShimGetLastExplanation(char *buf, size_t len);
 /* The CUresult code that the explanation belongs to (0 when none). */
 int cuShimGetLastExplanationCode(void);
 
+/* The shared IPC registry as text: its segment, the processes attached, every live export
+ * (legacy IPC handles, fabric handles, exported pool pointers). Same copy rules as above. */
+size_t cuShimIpcState(char *buf, size_t len);
+
+/* Removes this user's registry segments left by crashed runs (no live process attached);
+ * writes one line per segment removed. Same copy rules as above. */
+size_t cuShimCollectGarbage(char *buf, size_t len);
+
 /* cuda-shim's version as MAJOR*10000 + MINOR*100 + PATCH. */
 int cuShimGetVersion(void);
 

@@ -148,7 +148,12 @@ Child spawn(const std::string& name, const std::vector<std::string>& env) {
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return c;
   std::string fdarg = std::to_string(sv[1]);
   std::vector<std::string> envs;
-  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
+  auto key = [](const std::string& kv) { return kv.substr(0, kv.find('=')); };
+  for (char** e = environ; *e; ++e) {
+    bool replaced = false;
+    for (auto& o : env) replaced |= key(o) == key(*e);
+    if (!replaced) envs.emplace_back(*e);
+  }
   for (auto& e : env) envs.push_back(e);
   std::vector<char*> envp;
   for (auto& e : envs) envp.push_back(e.data());

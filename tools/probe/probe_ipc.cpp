@@ -1427,7 +1427,8 @@ static void probe_fabric() {
   CUmemAllocationProp p = vm_props(CU_MEM_LOCATION_TYPE_DEVICE, 0, FABRIC);
   r = cuMemCreate(&h, 2 * MiB, &p, 0);
   outc(K + "vmm.create", r);
-  if (!r) {
+  bool created = r == CUDA_SUCCESS;
+  if (created) {
     r = cuMemExportToShareableHandle(&vfh, h, FABRIC, 0);
     outc(K + "vmm.exportFabric", r);
     vmm_ok = r == CUDA_SUCCESS;
@@ -1437,12 +1438,6 @@ static void probe_fabric() {
       if (!r && hi != h) cuMemRelease(hi);
     }
   }
-  CUmemGenericAllocationHandle zh = 0;
-  r = cuMemImportFromShareableHandle(&zh, &z, FABRIC);
-  outc(K + "vmm.importZeroed", r);
-  if (!r) cuMemRelease(zh);
-  CUmemoryPool zp = nullptr;
-  outc(K + "pool.importZeroed", cuMemPoolImportFromShareableHandle(&zp, &z, FABRIC, 0));
   if (pool_ok || vmm_ok) {
     Child ch = spawn_child("fabricimp");
     unsigned char flags[2] = {(unsigned char)vmm_ok, (unsigned char)pool_ok};
@@ -1451,9 +1446,16 @@ static void probe_fabric() {
     send_bytes(ch.ch, &pfh, 64);
     finish_child(ch);
   }
-  if (h) outc(K + "vmm.release", cuMemRelease(h));
-  if (pf) outc(K + "pool.fabric.destroy", cuMemPoolDestroy(pf));
-  if (ppf) outc(K + "pool.posixFabric.destroy", cuMemPoolDestroy(ppf));
+  if (created) outc(K + "vmm.release", cuMemRelease(h));
+  // pf/ppf stay alive: on 580 without an IMEX channel, destroying a fabric pool after a
+  // failed fabric export segfaults (measured by the risky.*FabricPoolDestroy* children)
+  CUmemGenericAllocationHandle zh = 0;
+  r = cuMemImportFromShareableHandle(&zh, &z, FABRIC);
+  outc(K + "vmm.importZeroed", r);
+  if (!r) cuMemRelease(zh);
+  CUmemoryPool zp = nullptr;
+  outc(K + "pool.importZeroed", cuMemPoolImportFromShareableHandle(&zp, &z, FABRIC, 0));
+
   out(K + "end", "reached");  // a crash after this line is at process exit
 }
 
@@ -1583,7 +1585,8 @@ static void child_twodev(Chan& ch) {
 static const char* kRisky[] = {"poolExportDestroyed", "poolExportNullOut", "exportPtrNullData",
                                "poolImportSameProcess", "granNullProp", "setAccessNullDesc",
                                "vmmCopyBeforeAccess", "propsGarbageHandle", "ipcGetNullHandle",
-                               "ipcEventOpenZeroHandle"};
+                               "ipcEventOpenZeroHandle", "fabricPoolDestroy", "posixFabricPoolDestroy",
+                               "fabricPoolDestroyAfterExport"};
 static void child_risky(const std::string& n) {
   const std::string K = "risky." + n;
   CUmemPoolProps pp = pool_props(kLocs[0], POSIX);
@@ -1647,6 +1650,17 @@ static void child_risky(const std::string& n) {
     void* p = nullptr;
     cudaMalloc(&p, 4 * KiB);
     outr(K, cudaIpcGetMemHandle(nullptr, p));
+  } else if (n == "fabricPoolDestroy" || n == "posixFabricPoolDestroy" || n == "fabricPoolDestroyAfterExport") {
+    CUmemPoolProps fp = pool_props(kLocs[0], n == "posixFabricPoolDestroy" ? POSIX | FABRIC : FABRIC);
+    CUmemoryPool p = nullptr;
+    CUresult r = cuMemPoolCreate(&p, &fp);
+    out(K + ".create", nm(r));
+    if (r) return;
+    if (n == "fabricPoolDestroyAfterExport") {
+      CUmemFabricHandle fh;
+      outc(K + ".export", cuMemPoolExportToShareableHandle(&fh, p, FABRIC, 0));
+    }
+    outc(K + ".destroy", cuMemPoolDestroy(p));
   } else if (n == "ipcEventOpenZeroHandle") {
     cudaIpcEventHandle_t z;
     memset(&z, 0, sizeof z);
