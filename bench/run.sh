@@ -9,7 +9,7 @@ set -euo pipefail
 root=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)
 build=${1:-$root/build}
 [[ $# -gt 0 ]] && shift
-for b in bench_core bench_pool; do
+for b in bench_core bench_pool bench_ipc; do
   if [[ ! -x $build/bin/$b ]]; then
     echo "run.sh: $build/bin/$b not found; build it with: cmake --build $build -j2 --target $b" >&2
     exit 2
@@ -20,6 +20,6 @@ done
 unset CUDA_SHIM_TRACE CUDA_SHIM_EXPLAIN
 
 # Fresh-process benchmarks run a fixed 20 iterations each; the rest 0.3 s each.
-for b in bench_core bench_pool; do
+for b in bench_core bench_pool bench_ipc; do
   "$build/bin/cuda-shim" run -- "$build/bin/$b" --benchmark_min_time=0.3 --benchmark_counters_tabular=false "$@"
 done

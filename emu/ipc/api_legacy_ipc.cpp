@@ -2,6 +2,8 @@
 // event forms). A 64-byte handle names a record in the shared registry; the importer opens
 // the exporter's memfd through /proc/<pid>/fd and checks its inode (ipc/shareable.hpp), so a
 // handle of freed memory or of an exited process can never open anything else.
+#include <unistd.h>
+
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -23,10 +25,11 @@ using mem::RangePtr;
 constexpr uint32_t kMemMagic = 0x4d495343u;    // "CSIM"
 constexpr uint32_t kEventMagic = 0x45495343u;  // "CSIE"
 
+// Measured: a handle taken from an interior pointer is the allocation's handle (identical
+// bytes) and opens at the allocation's base.
 struct MemHandle {
   uint32_t magic, version;
   ipc::Token record;
-  uint64_t offset;  // of the exported pointer inside its allocation
   uint64_t size;
 };
 struct EventHandle {
@@ -60,7 +63,7 @@ Errc cuIpcGetMemHandle(CUipcMemHandle* pHandle, CUdeviceptr dptr) noexcept {
                 api, dptr,
                 !r ? "not an allocation the driver knows" : r->ipc_opened ? "memory opened from another process's "
                 "handle" : fmt::format("{}", mem::kind_name(r->kind)));
-  MemHandle h{kMemMagic, ipc::kLayoutVersion, {}, dptr - r->base, r->size};
+  MemHandle h{kMemMagic, ipc::kLayoutVersion, {}, r->size};
   {
     std::lock_guard lk(g_export_m);
     if (r->ipc_export.zero()) {
@@ -88,8 +91,9 @@ Errc cuIpcOpenMemHandle_v2(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned i
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
   TRY(need(pdptr, api, "pdptr"));
-  if (Flags & ~unsigned(CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS))
-    return fail(Errc::invalid_value, "{}: Flags {:#x}: only CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS (0x1) exists", api, Flags);
+  // Measured: 0 is refused too; the one flag there is must be given.
+  if (Flags != CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
+    return fail(Errc::invalid_value, "{}: Flags {:#x}: must be CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS (0x1)", api, Flags);
   MemHandle h;
   std::memcpy(&h, &handle, sizeof h);
   ipc::Record rec;
@@ -104,7 +108,7 @@ Errc cuIpcOpenMemHandle_v2(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned i
   for (auto& [base, v] : o.by_base)
     if (v.first == h.record) {
       ++v.second;
-      *pdptr = base + h.offset;
+      *pdptr = base;
       return Errc::success;
     }
   int fd = ipc::open_peer_object(rec.pid, rec.fd, rec.dev, rec.ino);
@@ -116,7 +120,7 @@ Errc cuIpcOpenMemHandle_v2(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned i
   auto r = std::make_shared<mem::Range>();
   r->kind = Kind::device;
   r->ipc_opened = true;
-  r->ordinal = rec.device;
+  r->ordinal = ctx->ordinal();  // measured: the opening context's device
   r->ctx = ctx;
   r->base = b->user_address();
   r->size = rec.size;
@@ -127,7 +131,7 @@ Errc cuIpcOpenMemHandle_v2(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned i
   if (!AddressSpace::get().insert(std::move(r)))
     return fail(Errc::out_of_memory, "{}: the mapping overlaps a range the driver already knows", api);
   o.by_base[base] = {h.record, 1};
-  *pdptr = base + h.offset;
+  *pdptr = base;
   return Errc::success;
 }
 
@@ -159,8 +163,8 @@ Errc cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUevent event) noexcept {
   TRY(need(pHandle, api, "pHandle"));
   auto ev = events().find(event);
   if (!ev) return fail(Errc::invalid_handle, "{}: {} is not a live event", api, static_cast<void*>(event));
-  if (!(ev->flags() & CU_EVENT_INTERPROCESS))
-    return fail(Errc::invalid_value, "{}: the event was created without CU_EVENT_INTERPROCESS (create it with "
+  if (!(ev->flags() & CU_EVENT_INTERPROCESS))  // measured: INVALID_HANDLE
+    return fail(Errc::invalid_handle, "{}: the event was created without CU_EVENT_INTERPROCESS (create it with "
                 "CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING to share it)", api);
   {
     std::lock_guard lk(g_export_m);
@@ -186,9 +190,13 @@ Errc cuIpcOpenEventHandle(CUevent* phEvent, CUipcEventHandle handle) noexcept {
   EventHandle h;
   std::memcpy(&h, &handle, sizeof h);
   uint64_t* words = nullptr;
-  if (h.magic != kEventMagic || h.version != ipc::kLayoutVersion || !ipc::event_open(h.token, words))
-    return fail(Errc::invalid_value, "{}: the handle names no shared event (never exported, destroyed by its "
-                "exporter, its exporter exited, or the bytes were altered)", api);
+  int owner = 0;
+  if (h.magic != kEventMagic || h.version != ipc::kLayoutVersion || !ipc::event_open(h.token, words, owner))
+    return fail(Errc::map_failed, "{}: the handle names no shared event (never exported, destroyed by its "
+                "exporter, its exporter exited, or the bytes were altered)", api);  // measured: MAP_FAILED
+  if (owner == ::getpid())
+    return fail(Errc::invalid_context, "{}: the event was exported by this process; IPC event handles open only in "
+                "other processes (use the event itself here)", api);
   auto ev = std::make_shared<Event>(CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING, ctx);
   ev->share(words, h.token.hi, h.token.lo, false);
   *phEvent = static_cast<CUevent>(events().add(ev));

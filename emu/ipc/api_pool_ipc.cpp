@@ -52,23 +52,25 @@ bool props_from(const ipc::FdInfo& info, Pool::Props& p, uint64_t& capacity) {
   return p.loc_type != CU_MEM_LOCATION_TYPE_DEVICE || p.loc_id < Driver::get().device_count();
 }
 
-// Why an fd is not an exported pool, in the words a user needs.
+// Why an fd is not an exported pool, in the words a user needs. Measured: the driver answers
+// any descriptor it did not export with CUDA_ERROR_UNKNOWN (-1, closed, /dev/null, a memfd),
+// and one of its own of another kind with CUDA_ERROR_NOT_SUPPORTED.
 Errc not_a_pool_fd(int fd, const ipc::FdInfo& info, const char* api) {
   using W = ipc::FdInfo::What;
   switch (info.what) {
     case W::bad_fd:
-      return fail(Errc::invalid_value, "{}: {} is not an open file descriptor", api, fd);
+      return fail(Errc::unknown, "{}: {} is not an open file descriptor", api, fd);
     case W::not_memfd:
-      return fail(Errc::invalid_value, "{}: descriptor {} is not a memory pool's shareable handle (it is no memory "
+      return fail(Errc::unknown, "{}: descriptor {} is not a memory pool's shareable handle (it is no memory "
                   "object at all: a socket, device or file)", api, fd);
     case W::foreign_memfd:
-      return fail(Errc::invalid_value, "{}: descriptor {} is a memfd named '{}', which no cuMemPoolExportToShareable"
+      return fail(Errc::unknown, "{}: descriptor {} is a memfd named '{}', which no cuMemPoolExportToShareable"
                   "Handle produced", api, fd, info.name);
     case W::ours:
-      return fail(Errc::invalid_value, "{}: descriptor {} holds a {}, not a memory pool (import it with the API that "
-                  "exported it)", api, fd, ipc::object_kind_name(info.kind));
+      return fail(Errc::not_supported, "{}: descriptor {} holds a {}, not a memory pool (import it with the API "
+                  "that exported it)", api, fd, ipc::object_kind_name(info.kind));
   }
-  return Errc::invalid_value;
+  return Errc::unknown;
 }
 
 }  // namespace
@@ -91,6 +93,16 @@ Errc cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool, CUmem
                 "a pool is exportable only as the types named in CUmemPoolProps::handleTypes", api,
                 handle_type_name(ht), ht, p->describe(), p->props().handle_types);
   if (ht == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+    // Measured on a machine without IMEX: a pool that is also fabric-shareable cannot be
+    // exported as a descriptor either.
+    if (p->props().handle_types & CU_MEM_HANDLE_TYPE_FABRIC) {
+      int ch = -1;
+      if (ipc::imex_channel(api, ch) != Errc::success)
+        return fail(Errc::operating_system, "{}: {} is fabric-shareable (handleTypes {:#x}) and this process has no "
+                    "IMEX channel, so its memory cannot be exported at all; grant a channel "
+                    "(CUDA_SHIM_IMEX_CHANNEL=<n>) or create the pool with POSIX_FILE_DESCRIPTOR only", api,
+                    p->describe(), p->props().handle_types);
+    }
     int fd = -1;
     TRY(p->export_fd(fd, api));
     *static_cast<int*>(handle_out) = fd;
@@ -128,7 +140,10 @@ Errc cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void* handle, CU
     TRY(need(handle, api, "handle"));
     TRY(ipc::fabric_import(static_cast<const unsigned char*>(handle), fd, info, api));
   } else {
-    return fail(Errc::invalid_value, "{}: handleType {} ({}) cannot carry a pool between processes on Linux (use "
+    // Measured: the Windows types are NOT_SUPPORTED here; NONE and unknown values INVALID_VALUE.
+    const bool windows = ht == CU_MEM_HANDLE_TYPE_WIN32 || ht == CU_MEM_HANDLE_TYPE_WIN32_KMT;
+    return fail(windows ? Errc::not_supported : Errc::invalid_value,
+                "{}: handleType {} ({}) cannot carry a pool between processes on Linux (use "
                 "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR or CU_MEM_HANDLE_TYPE_FABRIC)", api, handle_type_name(ht), ht);
   }
   Pool::Props props;

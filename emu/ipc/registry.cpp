@@ -31,7 +31,7 @@ namespace {
 // ---- The shared layout (kLayoutVersion). Only trivially copyable types live here. ----
 constexpr uint64_t kMagic = 0x4745524d48534355ull;  // "CUSHMREG"
 constexpr uint32_t kProcs = 256;
-constexpr uint32_t kRecords = 8192;  // power of two: open addressing by token
+constexpr uint32_t kRecords = 32768;  // power of two: open addressing by token
 constexpr uint32_t kEvents = 1024;
 
 enum : uint32_t { kFree = 0, kLive = 1, kTomb = 2 };
@@ -157,14 +157,22 @@ class Segment {
   void sweep() {
     Layout* l = L();
     for (auto& p : l->procs)
-      if (p.state == kLive && !alive(p.pid, p.start)) {
-        int dead = p.pid;
-        p.state = kFree;
-        for (auto& r : l->records)
-          if (r.state == kLive && r.pid == dead) retire(r);
-        for (auto& ev : l->events)
-          if (ev.state == kLive && ev.pid == dead) ev.state = kFree;
+      if (p.state == kLive && !alive(p.pid, p.start)) p.state = kFree;
+    // Records go with their exporter, even one that never had a slot of its own (a fork()ed
+    // child publishing through its parent's attachment).
+    int last_pid = 0;
+    bool last_alive = true;
+    auto gone = [&](int pid) {
+      if (pid != last_pid) {
+        last_pid = pid;
+        last_alive = ::kill(pid, 0) == 0 || errno == EPERM;
       }
+      return !last_alive;
+    };
+    for (auto& r : l->records)
+      if (r.state == kLive && gone(r.pid)) retire(r);
+    for (auto& ev : l->events)
+      if (ev.state == kLive && gone(ev.pid)) ev.state = kFree;
     if (l->h.tombs > kRecords / 4) rehash();
   }
 
@@ -472,20 +480,23 @@ Errc fabric_export(int fd, const FdInfo& info, int device, unsigned char out[64]
 Errc fabric_import(const unsigned char h[64], int& out_fd, FdInfo& info, const char* api) {
   out_fd = -1;
   int ch = -1;
-  TRY(imex_channel(api, ch));
+  Errc access = imex_channel(api, ch);
+  if (access == Errc::system_not_ready) return access;
   FabricBytes b;
   std::memcpy(&b, h, sizeof b);
   Record r;
+  // Measured (no IMEX channel there): a handle nobody exported is CUDA_ERROR_NOT_SUPPORTED.
   if (b.magic != kFabricMagic || b.version != kLayoutVersion || !lookup(RecordKind::fabric, b.token, r) ||
       !(r.object == b.object))
-    return fail(Errc::invalid_value, "{}: the fabric handle names no exported memory (never exported, its "
+    return fail(Errc::not_supported, "{}: the fabric handle names no exported memory (never exported, its "
                 "exporter released it or exited, or the bytes were altered)", api);
+  if (access != Errc::success) return imex_channel(api, ch);  // re-records the reason
   if (r.channel != ch)
     return fail(Errc::not_permitted, "{}: the fabric handle was exported on IMEX channel {} and this process "
                 "holds channel {}: only processes of one IMEX domain share fabric memory", api, r.channel, ch);
   int fd = open_peer_object(r.pid, r.fd, r.dev, r.ino);
   if (fd < 0)
-    return fail(Errc::invalid_value, "{}: the fabric handle's memory is gone (its exporter, pid {}, released it "
+    return fail(Errc::not_supported, "{}: the fabric handle's memory is gone (its exporter, pid {}, released it "
                 "or exited)", api, r.pid);
   info = describe_fd(fd);
   out_fd = fd;
@@ -520,7 +531,7 @@ bool event_share(Token& token, uint64_t*& words) {
   return false;
 }
 
-bool event_open(const Token& token, uint64_t*& words) {
+bool event_open(const Token& token, uint64_t*& words, int& owner_pid) {
   Errc e = Errc::success;
   Segment* s = Segment::get(e, "cuIpcOpenEventHandle");
   if (!s || token.zero()) return false;
@@ -528,6 +539,7 @@ bool event_open(const Token& token, uint64_t*& words) {
   for (auto& ev : s->L()->events)
     if (ev.state == kLive && ev.token == token) {
       words = ev.words;
+      owner_pid = ev.pid;
       return true;
     }
   return false;
@@ -557,10 +569,10 @@ std::string dump() {
     if (p.state == kLive)
       out += fmt::format("  process {}{}{}\n", p.pid, p.channel >= 0 ? fmt::format(" imex channel {}", p.channel) : "",
                          alive(p.pid, p.start) ? "" : " (dead)");
-  static const char* kinds[] = {"?", "ipc-mem", "fabric", "pool-ptr"};
+  static const char* kinds[] = {"?", "ipc-mem", "fabric"};
   for (auto& r : l->records)
     if (r.state == kLive)
-      out += fmt::format("  {} {} from pid {} (device {}, {} bytes at +{:#x})\n", kinds[r.kind < 4 ? r.kind : 0],
+      out += fmt::format("  {} {} from pid {} (device {}, {} bytes at +{:#x})\n", kinds[r.kind < 3 ? r.kind : 0],
                          to_hex(r.token).substr(0, 8), r.pid, r.device, r.size, r.offset);
   return out;
 }

@@ -1,6 +1,5 @@
 // The per-user registry segment shared by every process using the emulator: the process
-// table, byte-handle exports (legacy IPC memory, fabric handles, pool pointer exports) and
-// IPC events. One Boost.Interprocess shared_memory_object (mode 0600), fixed-size tables of
+// table, byte-handle exports (legacy IPC memory, fabric handles) and IPC events. One Boost.Interprocess shared_memory_object (mode 0600), fixed-size tables of
 // trivially copyable records, guarded by one process-shared robust pthread mutex: a peer
 // killed while holding it hands it over (EOWNERDEAD) and the next holder sweeps the records
 // of dead processes. Records are written whole before they are marked live, so a record
@@ -23,7 +22,6 @@ constexpr uint32_t kLayoutVersion = 1;
 enum class RecordKind : uint32_t {
   legacy_mem = 1,  // cuIpcGetMemHandle
   fabric = 2,      // CU_MEM_HANDLE_TYPE_FABRIC exports (pool or VMM object)
-  pool_ptr = 3,    // cuMemPoolExportPointer
 };
 
 // A record as callers see it (a copy of the shared one).
@@ -38,7 +36,7 @@ struct Record {
   uint64_t size = 0;
   int device = 0;       // device ordinal the memory belongs to
   int channel = -1;     // IMEX channel of the exporter (fabric)
-  uint64_t aux = 0;     // kind-specific (pool_ptr: the allocation's sequence number)
+  uint64_t aux = 0;     // kind-specific
 };
 
 // Publishes r (its pid is filled in); fails with OUT_OF_MEMORY when the table is full or
@@ -69,7 +67,7 @@ void fabric_withdraw(const Token& object) noexcept;
 // event_share allocates one for this process (false when the table is full); event_open finds
 // the live slot with that token; event_unshare frees this process's slot.
 bool event_share(Token& token, uint64_t*& words);
-bool event_open(const Token& token, uint64_t*& words);
+bool event_open(const Token& token, uint64_t*& words, int& owner_pid);
 void event_unshare(const Token& token) noexcept;
 
 // Diagnostics (`cuda-shim ipc`, tests): the segment's name and a one-line-per-record dump.

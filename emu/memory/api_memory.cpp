@@ -193,7 +193,7 @@ Errc cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr
     if (!r->pool->lookup(dptr, al))
       return fail(Errc::not_found, "{}: {:#x} lies in {} but in no live allocation (freed, or never allocated)", api,
                   dptr, r->pool->describe());
-    if (r->pool->host_located())  // measured
+    if (r->pool->host_located() && !r->pool->imported())  // measured, both ways
       return fail(Errc::not_found, "{}: {:#x} is host memory from {}; cuMemGetAddressRange describes device "
                   "allocations only", api, dptr, r->pool->describe());
     if (pbase) *pbase = al.base;

@@ -31,6 +31,13 @@ Errc pool_arg(const void* h, const char* api, PoolPtr& out) {
 
 int ndev() { return Driver::get().device_count(); }
 
+// Measured: an imported pool answers none of the pool calls but access and destroy.
+Errc not_imported(const Pool& p, const char* api) {
+  if (!p.imported()) return Errc::success;
+  return fail(Errc::invalid_value, "{}: {} was imported from another process: an imported pool takes no attribute, "
+              "trim or current-pool calls (only cuMemPoolImportPointer, access and destroy)", api, p.describe());
+}
+
 // NUMA nodes of the emulated host: those its devices sit next to.
 bool valid_numa(int id) {
   auto& d = Driver::get();
@@ -283,6 +290,7 @@ Errc cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) noexcept {
   TRY(Driver::get().require_init(api));
   PoolPtr p;
   TRY(pool_arg(pool, api, p));
+  TRY(not_imported(*p, api));
   p->trim_to(minBytesToKeep);
   return Errc::success;
 }
@@ -292,6 +300,7 @@ Errc cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* va
   TRY(Driver::get().require_init(api));
   PoolPtr p;
   TRY(pool_arg(pool, api, p));
+  TRY(not_imported(*p, api));
   TRY(need(value, api, "value"));  // the real driver crashes here
   uint64_t v64 = 0;
   int vi = 0;
@@ -336,6 +345,7 @@ Errc cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* va
   TRY(Driver::get().require_init(api));
   PoolPtr p;
   TRY(pool_arg(pool, api, p));
+  TRY(not_imported(*p, api));
   TRY(need(value, api, "value"));
   auto put_int = [&](bool b) {  // measured: the reuse attributes write a 4-byte int, 0 or 1
     int v = b ? 1 : 0;
@@ -423,6 +433,7 @@ Errc cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) noexcept {
   if (dev < 0 || dev >= ndev()) return fail(Errc::invalid_value, "{}: {} is not a device ordinal", api, dev);
   PoolPtr p;
   TRY(pool_arg(pool, api, p));
+  TRY(not_imported(*p, api));
   // Measured: a managed pool located on the device becomes its current managed pool.
   if (p->props().loc_type != CU_MEM_LOCATION_TYPE_DEVICE || p->props().loc_id != dev)
     return fail(Errc::invalid_value, "{}: {} is not local to device {}; a device's current pool must hold that "
@@ -455,6 +466,7 @@ Errc cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemory
   TRY(check_location(location, type, api));
   PoolPtr p;
   TRY(pool_arg(pool, api, p));
+  TRY(not_imported(*p, api));
   const auto& pp = p->props();
   bool same_loc = pp.loc_type == location->type &&
                   (location->type == CU_MEM_LOCATION_TYPE_HOST || location->type == CU_MEM_LOCATION_TYPE_NONE ||

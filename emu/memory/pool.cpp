@@ -51,7 +51,6 @@ struct PoolBlock {
   bool used = false;
   size_t req = 0;          // used: bytes requested
   uint64_t buffer_id = 0;  // used
-  bool exported = false;   // used: cuMemPoolExportPointer published it (withdrawn at free)
   // Free and pending: the freeing stream's Pool::StreamEntry, and the free's position.
   void* tag = nullptr;
   uint64_t seq = 0;
@@ -248,11 +247,6 @@ uint64_t mix64(uint64_t x) {  // splitmix64's finalizer
   x ^= x >> 27;
   x *= 0x94d049bb133111ebull;
   return x ^ (x >> 31);
-}
-// The registry token of an exported allocation: fixed per (pool, allocation), so exporting
-// a pointer twice gives the same bytes, and unguessable without the pool's own token.
-ipc::Token ptr_token(const ipc::Token& pool, uint64_t buffer_id) {
-  return ipc::Token{pool.hi ^ mix64(buffer_id), pool.lo ^ mix64(buffer_id ^ 0x9e3779b97f4a7c15ull) ^ 1};
 }
 
 std::atomic<uint64_t> g_next_chunk_id{1};
@@ -787,7 +781,6 @@ Errc Pool::alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
 
 Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
   bool retire = false;
-  ipc::Token exported;
   if (imported_) {
     Errc e = free_imported(p, api, retire);
     if (retire) AddressSpace::get().remove_base(window_, [&](const Range& r) { return r.pool.get() == this; });
@@ -805,8 +798,6 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
                   "allocated)", api, p, describe());
     }
     hot_ = b;
-    if (b->exported) exported = ptr_token(token_, b->buffer_id);
-    b->exported = false;
     used_ -= b->req;
     --live_;
     b->used = false;
@@ -819,14 +810,12 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
     if (checking()) verify("free_async");
     retire = destroyed() && live_ == 0;
   }
-  if (!exported.zero()) ipc::withdraw(ipc::RecordKind::pool_ptr, exported);
   if (retire) AddressSpace::get().remove_base(window_, [&](const Range& r) { return r.pool.get() == this; });
   return Errc::success;
 }
 
 Errc Pool::free_now(uintptr_t p, const char* api) {
   bool retire = false;
-  ipc::Token exported;
   if (imported_) {
     Errc e = free_imported(p, api, retire);
     if (retire) AddressSpace::get().remove_base(window_, [&](const Range& r) { return r.pool.get() == this; });
@@ -841,8 +830,6 @@ Errc Pool::free_now(uintptr_t p, const char* api) {
     // Measured: cuMemFree of a stream-ordered allocation frees it, but UsedMemCurrent keeps
     // counting its bytes.
     --live_;
-    if (b->exported) exported = ptr_token(token_, b->buffer_id);
-    b->exported = false;
     b->used = false;
     b->req = 0;
     busy(b->off, b->size, false);
@@ -853,7 +840,6 @@ Errc Pool::free_now(uintptr_t p, const char* api) {
     if (checking()) verify("free_now");
     retire = destroyed() && live_ == 0;
   }
-  if (!exported.zero()) ipc::withdraw(ipc::RecordKind::pool_ptr, exported);
   if (retire) AddressSpace::get().remove_base(window_, [&](const Range& r) { return r.pool.get() == this; });
   return Errc::success;
 }
@@ -1026,18 +1012,25 @@ void Pool::mark_destroyed() {
 
 // ---- IPC --------------------------------------------------------------------------------
 namespace {
-// cuMemPoolExportPointer's 64 bytes: which pool (its token), which export record, and
-// where the allocation lies in the pool's memory.
+// cuMemPoolExportPointer's 64 bytes: which pool (its token), where the allocation lies in the
+// pool's memory, and a check word keyed by the pool's token. The real driver does not ask
+// whether the allocation is still live (measured: importing the data of an allocation the
+// exporter freed succeeds), so neither does this: the data is self-contained and checked.
 struct PtrExport {
   uint32_t magic;  // "CSPX"
   uint32_t version;
   ipc::Token pool;
-  ipc::Token record;
   uint64_t offset;
   uint64_t size;
+  uint64_t buffer_id;
+  uint64_t check;
 };
 static_assert(sizeof(PtrExport) <= sizeof(CUmemPoolPtrExportData));
 constexpr uint32_t kPtrMagic = 0x58505343u;
+
+uint64_t check_word(const ipc::Token& pool, uint64_t off, uint64_t size, uint64_t id) {
+  return mix64(pool.hi ^ mix64(off ^ mix64(pool.lo ^ mix64(size ^ mix64(id)))));
+}
 }  // namespace
 
 Errc Pool::backing_fd(int& fd, const char* api) {
@@ -1051,7 +1044,8 @@ Errc Pool::backing_fd(int& fd, const char* api) {
 Errc Pool::export_fd(int& fd, const char* api) {
   int own = -1;
   TRY(backing_fd(own, api));
-  fd = ::fcntl(own, F_DUPFD_CLOEXEC, 0);
+  // Measured: the driver's exported descriptor does not have FD_CLOEXEC set.
+  fd = ::fcntl(own, F_DUPFD, 0);
   if (fd < 0)
     return fail(Errc::out_of_memory, "{}: cannot duplicate the descriptor of {} ({})", api, describe(),
                 std::strerror(errno));
@@ -1060,7 +1054,6 @@ Errc Pool::export_fd(int& fd, const char* api) {
 
 Errc Pool::export_pointer(uintptr_t p, unsigned char out[64], const char* api) {
   PtrExport x{};
-  ipc::Record r;
   {
     std::lock_guard lk(m_);
     PoolBlock* b = window_ && p - window_ < window_size_ ? h_find(p - window_) : nullptr;
@@ -1075,26 +1068,10 @@ Errc Pool::export_pointer(uintptr_t p, unsigned char out[64], const char* api) {
     x.magic = kPtrMagic;
     x.version = ipc::kLayoutVersion;
     x.pool = token_;
-    x.record = ptr_token(token_, b->buffer_id);
     x.offset = b->off;
     x.size = b->req;
-    if (!b->exported) {
-      r.kind = ipc::RecordKind::pool_ptr;
-      r.token = x.record;
-      r.object = token_;
-      r.offset = b->off;
-      r.size = b->req;
-      r.device = device();
-      r.aux = b->buffer_id;
-      b->exported = true;  // published below; a failure clears it
-    }
-  }
-  if (!r.token.zero()) {
-    if (Errc e = ipc::publish(r, api); e != Errc::success) {
-      std::lock_guard lk(m_);
-      if (PoolBlock* b = h_find(x.offset); b && b->used && b->buffer_id == r.aux) b->exported = false;
-      return e;
-    }
+    x.buffer_id = b->buffer_id;
+    x.check = check_word(token_, x.offset, x.size, x.buffer_id);
   }
   std::memset(out, 0, sizeof(CUmemPoolPtrExportData));
   std::memcpy(out, &x, sizeof x);
@@ -1117,21 +1094,24 @@ Errc Pool::import_pointer(const unsigned char data[64], uintptr_t& out, const ch
   if (!(x.pool == token_))
     return fail(Errc::invalid_value, "{}: shareData was exported from another pool than {}; import it into the pool "
                 "imported from that pool's handle", api, describe());
-  ipc::Record r;
-  if (!ipc::lookup(ipc::RecordKind::pool_ptr, x.record, r) || !(r.object == token_) || r.offset != x.offset ||
-      r.size != x.size)
-    return fail(Errc::invalid_value, "{}: the allocation shareData names is no longer live in the exporting process "
-                "(freed there, or the exporter exited)", api);
+  if (x.check != check_word(token_, x.offset, x.size, x.buffer_id))
+    return fail(Errc::invalid_value, "{}: shareData was altered after cuMemPoolExportPointer produced it", api);
   std::lock_guard lk(m_);
-  if (x.offset >= window_size_ || x.size > window_size_ - x.offset)
+  if (x.offset >= window_size_ || x.size == 0 || x.size > window_size_ - x.offset)
     return fail(Errc::invalid_value, "{}: shareData names bytes beyond {}", api, describe());
   auto [it, fresh] = imports_.try_emplace(x.offset);
-  if (fresh) {
-    it->second.size = x.size;
-    it->second.buffer_id = (uint64_t(1) << 62) | ((handle_ >> 8) << 36) | ++next_buffer_;
-    it->second.record = x.record;
-    ++live_;
+  if (!fresh) {
+    // Measured: a device pool's pointer imported again is the same mapping (one free frees
+    // it); a host-located pool's is refused.
+    if (host_located())
+      return fail(Errc::already_mapped, "{}: the allocation at {:#x} of {} is imported already", api,
+                  window_ + x.offset, describe());
+    out = window_ + x.offset;
+    return Errc::success;
   }
+  it->second.size = x.size;
+  it->second.buffer_id = (uint64_t(1) << 62) | ((handle_ >> 8) << 36) | ++next_buffer_;
+  ++live_;
   out = window_ + x.offset;
   return Errc::success;
 }
@@ -1258,6 +1238,14 @@ Errc import_pool(const Pool::Props& p, uint64_t capacity, int fd, const ipc::Tok
                  PoolPtr& out) {
   Table& t = table();
   std::unique_lock lk(t.m);
+  // Measured: importing one pool again (the same descriptor or another export of it) gives
+  // the same handle.
+  for (auto& [h, live] : t.live)
+    if (live->imported() && live->token() == token) {
+      ::close(fd);
+      out = live;
+      return Errc::success;
+    }
   auto pool = make_pool(t, p, capacity, false);
   if (Errc e = pool->attach_import(fd, token, api); e != Errc::success) {
     t.live.erase(pool->handle());
@@ -1279,6 +1267,9 @@ Errc destroy_pool(const void* handle, const char* api) {
     pool = it->second;
     if (pool->is_default())
       return fail(Errc::invalid_value, "{}: {} is a default pool, which cannot be destroyed", api, pool->describe());
+    if (pool->imported() && pool->has_imports())  // measured
+      return fail(Errc::invalid_value, "{}: {} still holds imported pointers; free them (cuMemFree / cuMemFreeAsync) "
+                  "before destroying the imported pool", api, pool->describe());
     t.live.erase(it);
     if (counts_against_va(pool->props())) t.va_used -= pool->capacity();
     // A location whose current pool this was falls back. A device's pinned location

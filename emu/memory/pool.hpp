@@ -144,6 +144,10 @@ class Pool : public std::enable_shared_from_this<Pool> {
   Errc attach_import(int fd, const ipc::Token& token, const char* api);
   // Importer: cuMemPoolImportPointer.
   Errc import_pointer(const unsigned char data[64], uintptr_t& out, const char* api);
+  bool has_imports() const {
+    std::lock_guard lk(m_);
+    return !imports_.empty();
+  }
 
  private:
   struct StreamEntry;
@@ -213,11 +217,10 @@ class Pool : public std::enable_shared_from_this<Pool> {
   uint32_t rng_ = 0x9e3779b9u;  // treap priorities
   ipc::Token token_;
   bool imported_ = false;
-  // Importer: the allocations imported, by offset (size, BUFFER_ID, how often imported).
+  // Importer: the allocations imported, by offset.
   struct Imported {
     size_t size = 0;
     uint64_t buffer_id = 0;
-    ipc::Token record;
   };
   std::map<uintptr_t, Imported> imports_;
   Errc map_window(int fd, size_t len, const char* api);

@@ -79,19 +79,23 @@ TEST_CASE("fabric pool export without an IMEX channel is not permitted", "[ipc][
   CUdeviceptr d = 0;
   REQUIRE_CU(cuMemAllocFromPoolAsync(&d, 4096, pool, nullptr), CUDA_SUCCESS);
   CUmemFabricHandle fh;
-#if !CUDA_SHIM_REAL_BACKEND
   CHECK_CU(cuMemPoolExportToShareableHandle(&fh, pool, CU_MEM_HANDLE_TYPE_FABRIC, 0), CUDA_ERROR_NOT_PERMITTED);
-#else
-  CUresult r = cuMemPoolExportToShareableHandle(&fh, pool, CU_MEM_HANDLE_TYPE_FABRIC, 0);
-  WARN("real driver, fabric pool export: " << cu_name(r));
-#endif
-  // The POSIX-fd type of the same pool still works.
+  // A handle nobody exported cannot be served.
+  std::memset(&fh, 0, sizeof fh);
+  CUmemoryPool imported = nullptr;
+  CHECK_CU(cuMemPoolImportFromShareableHandle(&imported, &fh, CU_MEM_HANDLE_TYPE_FABRIC, 0), CUDA_ERROR_NOT_SUPPORTED);
+  // Measured: without a channel, a pool that is also fabric-shareable is not exportable as a
+  // descriptor either.
   int fd = -1;
-  CHECK_CU(cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0), CUDA_SUCCESS);
-  if (fd >= 0) close(fd);
+  CHECK_CU(cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+           CUDA_ERROR_OPERATING_SYSTEM);
   cuMemFreeAsync(d, nullptr);
   cuCtxSynchronize();
-  cuMemPoolDestroy(pool);
+#if !CUDA_SHIM_REAL_BACKEND
+  // Driver 580 crashes (SIGSEGV) destroying a pool whose fabric export failed (measured in a
+  // child process); the emulator destroys it.
+  CHECK_CU(cuMemPoolDestroy(pool), CUDA_SUCCESS);
+#endif
 }
 
 #if !CUDA_SHIM_REAL_BACKEND
@@ -136,7 +140,7 @@ TEST_CASE("(emulator) fabric handles cross processes of one IMEX domain only", "
   SECTION("altered bytes name no export") {
     fh.data[20] ^= 0xff;
     auto codes = run_importer({"CUDA_SHIM_IMEX_CHANNEL=3"});
-    CHECK(codes[0] == CUDA_ERROR_INVALID_VALUE);
+    CHECK(codes[0] == CUDA_ERROR_NOT_SUPPORTED);
   }
   exporter.ch.send_int(0);
   CHECK(exporter.wait() == 0);

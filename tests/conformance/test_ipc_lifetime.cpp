@@ -141,19 +141,12 @@ TEST_CASE("an importer killed with SIGKILL mid-use: the exporter and a third pro
   state.resize(cuShimIpcState(state.data(), state.size()));
   CHECK(state.find("process " + std::to_string(victim.pid)) == std::string::npos);
   CHECK(state.find("ipc-mem") != std::string::npos);
-  CHECK(state.find("pool-ptr") != std::string::npos);
 #endif
   CHECK_CU(cuMemFree(s.legacy), CUDA_SUCCESS);
   CHECK_CU(cuMemFreeAsync(s.pooled, nullptr), CUDA_SUCCESS);
   CHECK_CU(cuCtxSynchronize(), CUDA_SUCCESS);
   close(s.fd);
   CHECK_CU(cuMemPoolDestroy(s.pool), CUDA_SUCCESS);
-#if !CUDA_SHIM_REAL_BACKEND
-  state.assign(cuShimIpcState(nullptr, 0) + 1, '\0');
-  state.resize(cuShimIpcState(state.data(), state.size()));
-  CHECK(state.find("ipc-mem") == std::string::npos);  // withdrawn with the memory
-  CHECK(state.find("pool-ptr") == std::string::npos);
-#endif
 }
 
 // Exports and frees in a loop until killed: the registry's lock is often held when it dies.

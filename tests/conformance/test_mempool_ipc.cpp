@@ -37,8 +37,13 @@ struct ExportedPool {
   CUdeviceptr alloc(size_t n, unsigned char fill) {
     CUdeviceptr d = 0;
     REQUIRE_CU(cuMemAllocFromPoolAsync(&d, n, pool, nullptr), CUDA_SUCCESS);
-    REQUIRE_CU(cuMemsetD8Async(d, fill, n, nullptr), CUDA_SUCCESS);
     REQUIRE_CU(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+    unsigned type = 0;
+    REQUIRE_CU(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d), CUDA_SUCCESS);
+    if (type == CU_MEMORYTYPE_HOST)
+      std::memset(reinterpret_cast<void*>(d), fill, n);  // host-located pools: the device memset refuses them
+    else
+      REQUIRE_CU(cuMemsetD8(d, fill, n), CUDA_SUCCESS);
     return d;
   }
 };
@@ -105,7 +110,7 @@ TEST_CASE("pool memory written in one process is read and written in another", "
   const size_t n = 3 * 4096 + 100;
   CUdeviceptr d = ep.alloc(n, 0xa7);
   int fd = ep.export_fd();
-  CHECK(mp::fd_cloexec(fd));
+  CHECK_FALSE(mp::fd_cloexec(fd));  // measured: the driver's descriptor is inheritable
   auto x = export_ptr(d);
 
   auto c = mp::spawn("pool_reader");
@@ -181,19 +186,19 @@ TEST_CASE("cuMemPoolImportFromShareableHandle: descriptors that are no exported 
   auto as_handle = [](int fd) { return reinterpret_cast<void*>(static_cast<intptr_t>(fd)); };
   SECTION("fd -1") {
     CHECK_CU(cuMemPoolImportFromShareableHandle(&pool, as_handle(-1), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-             CUDA_ERROR_INVALID_VALUE);
+             CUDA_ERROR_UNKNOWN);
   }
   SECTION("a plain memfd") {
     int fd = mp::plain_memfd(1 << 20);
     CHECK_CU(cuMemPoolImportFromShareableHandle(&pool, as_handle(fd), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-             CUDA_ERROR_INVALID_VALUE);
+             CUDA_ERROR_UNKNOWN);
     CHECK(mp::fd_is_open(fd));  // a refused descriptor stays the caller's
     close(fd);
   }
   SECTION("/dev/null") {
     int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
     CHECK_CU(cuMemPoolImportFromShareableHandle(&pool, as_handle(fd), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-             CUDA_ERROR_INVALID_VALUE);
+             CUDA_ERROR_UNKNOWN);
     close(fd);
   }
   SECTION("a NULL pool_out") {
@@ -243,4 +248,90 @@ TEST_CASE("cuMemPoolExportPointer: pointers that cannot be exported", "[mempool]
     CHECK_CU(cuMemPoolImportPointer(&out, ep.pool, &a), CUDA_ERROR_INVALID_VALUE);
     cuMemFreeAsync(d, nullptr);
   }
+}
+
+// Child: what an imported pool answers (all measured on driver 580).
+MP_CHILD(pool_rules) {
+  child_primary_ctx();
+  int fd = ch.recv_fd();
+  auto x = ch.recv_pod<CUmemPoolPtrExportData>();       // a live allocation
+  auto freed = ch.recv_pod<CUmemPoolPtrExportData>();   // one the exporter freed already
+  bool host = ch.recv_int() != 0;
+  auto h = reinterpret_cast<void*>(static_cast<intptr_t>(fd));
+  CUmemoryPool pool = nullptr, again = nullptr;
+  ch.send_int(cuMemPoolImportFromShareableHandle(&pool, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  ch.send_int(cuMemPoolImportFromShareableHandle(&again, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  ch.send_int(again == pool);  // one pool, one handle
+  ch.send_int(cuMemPoolImportFromShareableHandle(&again, h, CU_MEM_HANDLE_TYPE_WIN32, 0));
+  cuuint64_t v = 0;
+  ch.send_int(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+  ch.send_int(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v));
+  ch.send_int(cuMemPoolTrimTo(pool, 0));
+  ch.send_int(cuDeviceSetMemPool(0, pool));
+  CUmemLocation loc{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+  CUmemAccess_flags f{};
+  ch.send_int(cuMemPoolGetAccess(&f, pool, &loc));
+  CUdeviceptr a = 0, b = 0, c = 0;
+  ch.send_int(cuMemPoolImportPointer(&a, pool, &x));
+  ch.send_int(cuMemPoolImportPointer(&b, pool, &x));  // the same pointer again
+  ch.send_int(b == a);
+  unsigned long long ht = 9;
+  ch.send_int(cuPointerGetAttribute(&ht, CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES, a));
+  ch.send_int(static_cast<int64_t>(ht));
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  ch.send_int(cuMemGetAddressRange(&base, &size, a));
+  ch.send_int(cuMemPoolImportPointer(&c, pool, &freed));  // data of a freed allocation
+  CUmemPoolPtrExportData bad = x;
+  bad.reserved[30] ^= 0x40;
+  CUdeviceptr d = 0;
+  ch.send_int(cuMemPoolImportPointer(&d, pool, &bad));
+  ch.send_int(cuMemPoolDestroy(pool));  // imports still live
+  ch.send_int(cuMemFree(a));
+  if (c) cuMemFree(c);
+  ch.send_int(cuMemPoolDestroy(pool));
+  (void)host;
+  return 0;
+}
+
+TEST_CASE("what an imported pool may do", "[mempool][ipc]") {
+  conformance_primary_ctx();
+  const bool host = GENERATE(false, true);
+  CAPTURE(host);
+  ExportedPool ep(host ? shareable_props(CU_MEM_LOCATION_TYPE_HOST_NUMA, 0) : shareable_props());
+  CUdeviceptr d = ep.alloc(4096, 0x41), gone = ep.alloc(8192, 0x42);
+  int fd = ep.export_fd();
+  auto x = export_ptr(d), xg = export_ptr(gone);
+  REQUIRE_CU(cuMemFreeAsync(gone, nullptr), CUDA_SUCCESS);
+  REQUIRE_CU(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
+
+  auto c = mp::spawn("pool_rules");
+  c.ch.send_fd(fd);
+  c.ch.send_pod(x);
+  c.ch.send_pod(xg);
+  c.ch.send_int(host);
+  REQUIRE(c.ch.recv_int() == CUDA_SUCCESS);
+  CHECK(c.ch.recv_int() == CUDA_SUCCESS);             // imported again
+  CHECK(c.ch.recv_int() == 1);                        // ... the same handle
+  CHECK(c.ch.recv_int() == CUDA_ERROR_NOT_SUPPORTED); // as a Windows handle
+  CHECK(c.ch.recv_int() == CUDA_ERROR_INVALID_VALUE); // get attribute
+  CHECK(c.ch.recv_int() == CUDA_ERROR_INVALID_VALUE); // set attribute
+  CHECK(c.ch.recv_int() == CUDA_ERROR_INVALID_VALUE); // trim
+  CHECK(c.ch.recv_int() == CUDA_ERROR_INVALID_VALUE); // a device's current pool
+  CHECK(c.ch.recv_int() == CUDA_SUCCESS);             // access may be asked
+  CHECK(c.ch.recv_int() == CUDA_SUCCESS);             // import the pointer
+  // Again: a device pool's pointer is the same mapping; a host-located pool's is refused.
+  CHECK(c.ch.recv_int() == (host ? CUDA_ERROR_ALREADY_MAPPED : CUDA_SUCCESS));
+  CHECK(c.ch.recv_int() == (host ? 0 : 1));
+  CHECK(c.ch.recv_int() == CUDA_SUCCESS);
+  CHECK(c.ch.recv_int() == 0);                        // no handle types on an imported pointer
+  CHECK(c.ch.recv_int() == CUDA_SUCCESS);             // its address range
+  CHECK(c.ch.recv_int() == CUDA_SUCCESS);             // the freed allocation's data still imports
+  CHECK(c.ch.recv_int() == CUDA_ERROR_INVALID_VALUE); // altered data
+  CHECK(c.ch.recv_int() == CUDA_ERROR_INVALID_VALUE); // destroy with live imports
+  CHECK(c.ch.recv_int() == CUDA_SUCCESS);
+  CHECK(c.ch.recv_int() == CUDA_SUCCESS);             // destroy once they are freed
+  CHECK(c.wait() == 0);
+  close(fd);
+  CHECK_CU(cuMemFreeAsync(d, nullptr), CUDA_SUCCESS);
 }

@@ -552,19 +552,21 @@ static void probe_pool_share(const LocSpec& L) {
   cuMemPoolExportToShareableHandle(&F1, P, POSIX, 0);
   cuMemPoolExportToShareableHandle(&F2, P, POSIX, 0);
   if (Q) cuMemPoolExportToShareableHandle(&FQ, Q, POSIX, 0);
-  CUdeviceptr a = 0, b = 0, c = 0, y = 0, n = 0;
+  CUdeviceptr a = 0, b = 0, c = 0, y = 0, n = 0, qa = 0;
   outc(K + "alloc", cuMemAllocFromPoolAsync(&a, 4 * KiB, P, nullptr));
   cuMemAllocFromPoolAsync(&b, 8 * KiB, P, nullptr);
   cuMemAllocFromPoolAsync(&c, 4 * KiB, P, nullptr);
   cuMemAllocFromPoolAsync(&y, 4 * KiB, P, nullptr);
   if (N) cuMemAllocFromPoolAsync(&n, 4 * KiB, N, nullptr);
+  if (Q) cuMemAllocFromPoolAsync(&qa, 4 * KiB, Q, nullptr);
   cuStreamSynchronize(nullptr);
   outc(K + "fill", put_dev(a, 4 * KiB, 1));
   put_dev(b, 8 * KiB, 2);
   put_dev(c, 4 * KiB, 3);
   put_dev(y, 4 * KiB, 4);
-  CUmemPoolPtrExportData Ea, Ea2, Eb, Ec, Ey, Ex;
+  CUmemPoolPtrExportData Ea, Ea2, Eb, Ec, Ey, Eq, Ex;
   memset(&Ea, 0, 64); memset(&Ea2, 0, 64); memset(&Eb, 0, 64); memset(&Ec, 0, 64); memset(&Ey, 0, 64);
+  memset(&Eq, 0, 64);
   r = cuMemPoolExportPointer(&Ea, a);
   outc(K + "exportPtr", r);
   cuMemPoolExportPointer(&Ea2, a);
@@ -572,7 +574,8 @@ static void probe_pool_share(const LocSpec& L) {
   cuMemPoolExportPointer(&Eb, b);
   cuMemPoolExportPointer(&Ec, c);
   cuMemPoolExportPointer(&Ey, y);
-  out(K + "exportPtr.nonzeroBytes", nonzero_any({&Ea, &Eb, &Ec, &Ey}));
+  if (qa) cuMemPoolExportPointer(&Eq, qa);  // a second pool: its own id bytes
+  out(K + "exportPtr.nonzeroBytes", nonzero_any({&Ea, &Eb, &Ec, &Ey, &Eq}));
   out(K + "exportPtr.bytesDifferingAcrossPtrs", differ_any(&Ea, {&Eb, &Ec, &Ey}));
   memset(&Ex, 0, 64);
   cudaError_t e = cudaMemPoolExportPointer((cudaMemPoolPtrExportData*)&Ex, (void*)a);
@@ -640,7 +643,7 @@ static void probe_pool_share(const LocSpec& L) {
       finish_child(ch);
     }
   }
-  for (CUdeviceptr p : {a, b, c, n})
+  for (CUdeviceptr p : {a, b, c, n, qa})
     if (p) cuMemFreeAsync(p, nullptr);
   cuStreamSynchronize(nullptr);
   for (int f : {F1, F2, FQ})

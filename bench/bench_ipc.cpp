@@ -1,0 +1,221 @@
+// Speed of pool pointer sharing between processes, next to NVIDIA's real driver
+// (/work/shared/REAL_DRIVER.md: cudaMemPoolExportPointer 30.9 us, cudaMemPoolImportPointer
+// 2.0 us for a device pool, 15.9 us for a host-NUMA pool, importer in another process) and
+// next to a baseline measured in the same run (the same allocation pattern without sharing).
+// The exporter is a child process (this binary, forked before any CUDA call) that sends the
+// pool's descriptor and export data over a socketpair, as real programs do.
+#include <benchmark/benchmark.h>
+#include <cuda.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr double kRealExportNs = 30.9e3;
+constexpr double kRealImportDeviceNs = 2.0e3;
+constexpr double kRealImportNumaNs = 15.9e3;
+constexpr int kPointers = 2048;
+
+bool init() {
+  static bool done = [] {
+    CUdevice d;
+    CUcontext c;
+    return cuInit(0) == CUDA_SUCCESS && cuDeviceGet(&d, 0) == CUDA_SUCCESS &&
+           cuDevicePrimaryCtxRetain(&c, d) == CUDA_SUCCESS && cuCtxSetCurrent(c) == CUDA_SUCCESS;
+  }();
+  return done;
+}
+
+CUmemoryPool make_pool(CUmemLocationType t) {
+  CUmemPoolProps p;
+  std::memset(&p, 0, sizeof p);
+  p.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  p.location.type = t;
+  p.location.id = 0;
+  CUmemoryPool pool = nullptr;
+  cuMemPoolCreate(&pool, &p);
+  return pool;
+}
+
+void report(benchmark::State& s, double ours_ns, double real_ns, double base_ns) {
+  s.counters["ours_us"] = ours_ns / 1e3;
+  s.counters["real_us"] = real_ns / 1e3;
+  s.counters["speedup"] = ours_ns > 0 ? real_ns / ours_ns : 0;
+  if (base_ns > 0) s.counters["vs_baseline"] = ours_ns / base_ns;
+}
+
+// cuMemAllocFromPoolAsync + cuMemPoolExportPointer + cuMemFreeAsync of a fresh allocation
+// (each export publishes a record), against the same pair without the export.
+void BM_ExportPointer(benchmark::State& s) {
+  if (!init()) return s.SkipWithError("no context");
+  CUmemoryPool pool = make_pool(CU_MEM_LOCATION_TYPE_DEVICE);
+  CUmemPoolPtrExportData x;
+  auto run = [&](bool exp, int n) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) {
+      CUdeviceptr d = 0;
+      cuMemAllocFromPoolAsync(&d, 4096, pool, nullptr);
+      if (exp) cuMemPoolExportPointer(&x, d);
+      cuMemFreeAsync(d, nullptr);
+    }
+    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / n;
+  };
+  double base = run(false, 20000);
+  double with = 0;
+  int iters = 0;
+  for (auto _ : s) {
+    with += run(true, 1000);
+    ++iters;
+  }
+  with /= iters ? iters : 1;
+  cuCtxSynchronize();
+  cuMemPoolDestroy(pool);
+  // The export's own cost: the pair with it minus the pair without it, measured alike.
+  report(s, with - base, kRealExportNs, base);
+  s.counters["pair_with_export_us"] = with / 1e3;
+}
+BENCHMARK(BM_ExportPointer)->Iterations(20)->Unit(benchmark::kMicrosecond);
+
+// The exporter child: kPointers allocations of its pool exported; fd and data go to the parent.
+int exporter(int sock, CUmemLocationType t) {
+  if (!init()) return 1;
+  CUmemoryPool pool = make_pool(t);
+  int fd = -1;
+  if (cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) != CUDA_SUCCESS)
+    return 1;
+  std::vector<CUmemPoolPtrExportData> xs(kPointers);
+  for (auto& x : xs) {
+    CUdeviceptr d = 0;
+    if (cuMemAllocFromPoolAsync(&d, 4096, pool, nullptr) != CUDA_SUCCESS || cuMemPoolExportPointer(&x, d) != CUDA_SUCCESS)
+      return 1;
+  }
+  char byte = 'F';
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
+  msghdr m{};
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  m.msg_control = buf;
+  m.msg_controllen = sizeof buf;
+  cmsghdr* c = CMSG_FIRSTHDR(&m);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  if (sendmsg(sock, &m, 0) != 1) return 1;
+  if (write(sock, xs.data(), xs.size() * sizeof xs[0]) != static_cast<ssize_t>(xs.size() * sizeof xs[0])) return 1;
+  char done;
+  (void)!read(sock, &done, 1);  // stay alive (and keep the exports live) until the parent is done
+  return 0;
+}
+
+struct Peer {
+  pid_t pid = -1;
+  int sock = -1;
+  int fd = -1;
+  std::vector<CUmemPoolPtrExportData> xs;
+  bool start(CUmemLocationType t) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return false;
+    pid = fork();
+    if (pid == 0) {
+      close(sv[0]);
+      std::exit(exporter(sv[1], t));  // exit, not _exit: the child leaves the registry
+    }
+    close(sv[1]);
+    sock = sv[0];
+    char byte;
+    iovec iov{&byte, 1};
+    alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = buf;
+    m.msg_controllen = sizeof buf;
+    if (recvmsg(sock, &m, 0) != 1 || !CMSG_FIRSTHDR(&m)) return false;
+    std::memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof fd);
+    xs.resize(kPointers);
+    size_t want = xs.size() * sizeof xs[0], got = 0;
+    while (got < want) {
+      ssize_t n = read(sock, reinterpret_cast<char*>(xs.data()) + got, want - got);
+      if (n <= 0) return false;
+      got += static_cast<size_t>(n);
+    }
+    return true;
+  }
+  ~Peer() {
+    if (sock >= 0) {
+      (void)!write(sock, "x", 1);
+      close(sock);
+    }
+    if (pid > 0) waitpid(pid, nullptr, 0);
+  }
+};
+
+// The exporters are forked in main(), before this process makes any CUDA call.
+Peer g_device_peer, g_numa_peer;
+bool g_peers_ok = false;
+
+// cuMemPoolImportPointer + cuMemFree of the imported pointer, against a local stream-ordered
+// pair (cuMemAllocFromPoolAsync + cuMemFreeAsync) as the baseline.
+void import_bench(benchmark::State& s, CUmemLocationType t, double real_ns) {
+  Peer& peer = t == CU_MEM_LOCATION_TYPE_DEVICE ? g_device_peer : g_numa_peer;
+  if (!g_peers_ok) return s.SkipWithError("the exporter child failed");
+  if (!init()) return s.SkipWithError("no context");
+  CUmemoryPool pool = nullptr;
+  if (cuMemPoolImportFromShareableHandle(&pool, reinterpret_cast<void*>(static_cast<intptr_t>(peer.fd)),
+                                         CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) != CUDA_SUCCESS)
+    return s.SkipWithError("import failed");
+  CUmemoryPool local = make_pool(t);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kPointers; ++i) {
+    CUdeviceptr d = 0;
+    cuMemAllocFromPoolAsync(&d, 4096, local, nullptr);
+    cuMemFreeAsync(d, nullptr);
+  }
+  double base = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kPointers;
+  double ours = 0, fr = 0;
+  int iters = 0;
+  std::vector<CUdeviceptr> ds(peer.xs.size());
+  for (auto _ : s) {
+    // The import alone is what the real figure times; freeing the imports is timed apart.
+    auto t1 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < ds.size(); ++i)
+      if (cuMemPoolImportPointer(&ds[i], pool, &peer.xs[i]) != CUDA_SUCCESS)
+        return s.SkipWithError("import pointer failed");
+    auto t2 = std::chrono::steady_clock::now();
+    for (CUdeviceptr d : ds) cuMemFree(d);
+    auto t3 = std::chrono::steady_clock::now();
+    ours += std::chrono::duration<double, std::nano>(t2 - t1).count() / kPointers;
+    fr += std::chrono::duration<double, std::nano>(t3 - t2).count() / kPointers;
+    ++iters;
+  }
+  ours /= iters ? iters : 1;
+  fr /= iters ? iters : 1;
+  cuMemPoolDestroy(pool);
+  cuMemPoolDestroy(local);
+  report(s, ours, real_ns, base);
+  s.counters["free_import_us"] = fr / 1e3;
+}
+void BM_ImportPointer_Device(benchmark::State& s) { import_bench(s, CU_MEM_LOCATION_TYPE_DEVICE, kRealImportDeviceNs); }
+void BM_ImportPointer_HostNuma(benchmark::State& s) { import_bench(s, CU_MEM_LOCATION_TYPE_HOST_NUMA, kRealImportNumaNs); }
+BENCHMARK(BM_ImportPointer_Device)->Iterations(20)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ImportPointer_HostNuma)->Iterations(20)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  g_peers_ok = g_device_peer.start(CU_MEM_LOCATION_TYPE_DEVICE) && g_numa_peer.start(CU_MEM_LOCATION_TYPE_HOST_NUMA);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
