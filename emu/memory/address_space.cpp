@@ -50,6 +50,7 @@ const char* kind_name(Kind k) noexcept {
     case Kind::host_registered: return "registered host memory";
     case Kind::managed: return "managed memory";
     case Kind::pool: return "memory-pool memory";
+    case Kind::vmm: return "memory mapped with cuMemMap";
   }
   return "memory";
 }

@@ -1,5 +1,5 @@
 // The process-wide map of every address range the driver knows: device allocations,
-// pinned and registered host memory (later: managed memory, pools, VMM mappings).
+// pinned and registered host memory, memory pools' windows and VMM mappings.
 // Any interior pointer resolves in O(log n). Lookups hand out shared_ptrs, so a range
 // found by one thread stays mapped while it is used even if another thread frees it.
 #pragma once
@@ -19,6 +19,9 @@
 namespace cuda_shim {
 class Context;
 }
+namespace cuda_shim::vmm {
+struct Mapping;
+}
 
 namespace cuda_shim::mem {
 
@@ -30,6 +33,7 @@ enum class Kind {
   host_registered,  // cuMemHostRegister: the user's own pages
   managed,          // reserved (cuMemAllocManaged)
   pool,             // a memory pool's whole window; Pool::lookup finds the allocation
+  vmm,              // one cuMemMap mapping; `vmm` holds its allocation and access flags
 };
 
 const char* kind_name(Kind k) noexcept;
@@ -46,6 +50,7 @@ struct Range {
   uint64_t buffer_id = 0;            // CU_POINTER_ATTRIBUTE_BUFFER_ID (never reused)
   std::shared_ptr<Backing> backing;  // null for registered host memory
   std::shared_ptr<Pool> pool;        // Kind::pool: keeps the window mapped while in use
+  std::shared_ptr<vmm::Mapping> vmm; // Kind::vmm: keeps the allocation alive while in use
   std::atomic<bool> sync_memops{false};
   ipc::Token ipc_export;     // cuIpcGetMemHandle's registry record, withdrawn with the range
   bool ipc_opened = false;   // mapped by cuIpcOpenMemHandle: only cuIpcCloseMemHandle unmaps it

@@ -77,7 +77,8 @@ Errc not_an_allocation(uintptr_t p, Kind want, const char* api, const char* what
                 r->kind == Kind::host_pinned ? " (free it with cuMemFreeHost)"
                 : r->kind == Kind::device    ? " (free it with cuMemFree)"
                 : r->kind == Kind::host_registered ? " (release it with cuMemHostUnregister)"
-                : r->kind == Kind::pool ? " (free it with cuMemFreeAsync, or cuMemFree)" : "");
+                : r->kind == Kind::pool ? " (free it with cuMemFreeAsync, or cuMemFree)"
+                : r->kind == Kind::vmm  ? " (unmap it with cuMemUnmap, then cuMemAddressFree and cuMemRelease)" : "");
   return fail(Errc::invalid_value, "{}: {} = {:#x} points {} bytes into the {}-byte allocation at {:#x}; only the "
               "base address returned by the allocation can be freed", api, what, p, p - r->base, r->size, r->base);
 }

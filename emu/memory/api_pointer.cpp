@@ -6,6 +6,7 @@
 #include "core/driver.hpp"
 #include "memory/address_space.hpp"
 #include "memory/pool.hpp"
+#include "vmm/vmm.hpp"
 
 namespace cuda_shim::api {
 namespace {
@@ -137,6 +138,62 @@ Errc get_pool_one(void* data, CUpointer_attribute a, CUdeviceptr p, const mem::P
   }
 }
 
+// One attribute of a cuMemMap mapping (measured on an H100 for device memory; the host-located
+// forms where noted).
+Errc get_vmm_one(void* data, CUpointer_attribute a, CUdeviceptr p, const mem::Range& r, const char* api) {
+  const vmm::Mapping& m = *r.vmm;
+  const vmm::Allocation& al = *m.alloc;
+  const bool host = al.host_located();
+  switch (a) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: put<CUcontext>(data, nullptr); return Errc::success;  // VMM memory has none
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:  // measured: host-located memory is host memory
+      put<unsigned>(data, host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE);
+      return Errc::success;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: put<CUdeviceptr>(data, p); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:  // measured: refused for host-located memory too
+      put<void*>(data, nullptr);
+      return fail(Errc::invalid_value, "{}: CU_POINTER_ATTRIBUTE_HOST_POINTER: {:#x} is mapped with cuMemMap, which "
+                  "has no separate host address", api, p);
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: put_bool(data, r.sync_memops.load()); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID: put<unsigned long long>(data, r.buffer_id); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: put_bool(data, false); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: {
+      int d = r.ordinal;
+      if (host)
+        if (Context* ctx = current_context_raw()) d = ctx->ordinal();
+      put<int>(data, d);
+      return Errc::success;
+    }
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: put_bool(data, false); return Errc::success;
+    // Measured: the range is the whole reservation, not the mapping.
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: put<CUdeviceptr>(data, m.res_base); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: put<size_t>(data, m.res_size); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_MAPPED: put_bool(data, true); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+      put<unsigned long long>(data, static_cast<unsigned>(al.prop.requestedHandleTypes));
+      return Errc::success;
+    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+      put_bool(data, al.prop.allocFlags.gpuDirectRDMACapable != 0);
+      return Errc::success;
+    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: {
+      Context* ctx = current_context_raw();
+      put<unsigned>(data, m.device_access(ctx ? ctx->ordinal() : r.ordinal));
+      return Errc::success;
+    }
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: put<CUmemoryPool>(data, nullptr); return Errc::success;
+    // Measured: the mapping's own base and size.
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: put<size_t>(data, m.size); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: put(data, reinterpret_cast<void*>(m.base)); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: put<unsigned long long>(data, al.block_id); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
+      put_bool(data, (al.prop.allocFlags.usage & CU_MEM_CREATE_USAGE_HW_DECOMPRESS) != 0);
+      return Errc::success;
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: put(data, CUDA_POINTER_ATTRIBUTE_P2P_TOKENS{}); return Errc::success;
+    default:
+      return fail(Errc::invalid_value, "{}: {} is not a CUpointer_attribute", api, static_cast<int>(a));
+  }
+}
+
 // A range found by address, narrowed to the pool allocation when it is a pool window:
 // null when p lies in no live allocation.
 RangePtr find_live(CUdeviceptr p, mem::PoolAlloc& al) {
@@ -186,6 +243,7 @@ Errc cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdevicept
     return fail(Errc::invalid_value, "{}: {:#x} is not memory the driver allocated, registered or mapped (pageable "
                 "host memory, or freed)", api, ptr);
   if (r->kind == Kind::pool) return get_pool_one(data, attribute, ptr, *r->pool, al, api);
+  if (r->kind == Kind::vmm) return get_vmm_one(data, attribute, ptr, *r, api);
   return get_one(data, attribute, ptr, r, api);
 }
 
@@ -206,7 +264,8 @@ Errc cuPointerGetAttributes(unsigned int n, CUpointer_attribute* attrs, void** d
     if (r) {
       // A slot that does not apply (host pointer of device memory) keeps its default.
       Errc e = r->kind == Kind::pool ? get_pool_one(data[i], attrs[i], ptr, *r->pool, al, api)
-                                     : get_one(data[i], attrs[i], ptr, r, api);
+               : r->kind == Kind::vmm ? get_vmm_one(data[i], attrs[i], ptr, *r, api)
+                                      : get_one(data[i], attrs[i], ptr, r, api);
       if (e == Errc::success) continue;
     }
     if (size_t sz = default_size(attrs[i])) std::memset(data[i], 0, sz);

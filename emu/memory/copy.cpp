@@ -5,6 +5,7 @@
 
 #include "core/context.hpp"
 #include "memory/pool.hpp"
+#include "vmm/vmm.hpp"
 
 namespace cuda_shim::mem {
 
@@ -12,6 +13,11 @@ Errc check_writable(const Side& s, const char* api, const char* what) {
   if (s.r && s.r->kind == Kind::host_registered && (s.r->flags & CU_MEMHOSTREGISTER_READ_ONLY))
     return fail(Errc::invalid_value, "{}: {} lies in host memory registered with CU_MEMHOSTREGISTER_READ_ONLY at {:#x}; "
                 "the device may not write it", api, what, s.r->base);
+  if (s.r && s.r->kind == Kind::vmm) {
+    TRY(vmm::check_copy_access(*s.r->vmm, s.r->base, true, api, what));
+    if (s.more)
+      for (const RangePtr& r : *s.more) TRY(vmm::check_copy_access(*r->vmm, r->base, true, api, what));
+  }
   return Errc::success;
 }
 
@@ -46,6 +52,34 @@ Errc resolve_pool(uintptr_t p, Space space, size_t span, RangePtr r, const char*
   return Errc::success;
 }
 
+// p lies in a cuMemMap mapping. The bytes may run on into the next mappings of the same
+// reservation, as on a GPU, where the range is contiguous virtual memory: the shadow is
+// contiguous too, and every mapping touched must be accessible.
+Errc resolve_vmm(uintptr_t p, size_t span, RangePtr r, const char* api, const char* what, Side& out) {
+  TRY(vmm::check_copy_access(*r->vmm, p, false, api, what));
+  out.p = r->translate(p);
+  if (!r->contains(p, span)) {
+    if (span > UINTPTR_MAX - p)
+      return fail(Errc::invalid_value, "{}: {} = {:#x} + {} bytes wraps around the address space", api, what, p, span);
+    auto more = std::make_shared<std::vector<RangePtr>>();
+    const uintptr_t end = p + span;
+    uintptr_t at = r->base + r->size;
+    while (at < end) {
+      RangePtr n = AddressSpace::get().find(at);
+      if (!n || n->kind != Kind::vmm || n->base != at || n->vmm->res_base != r->vmm->res_base)
+        return fail(Errc::invalid_value, "{}: {} = {:#x}: the copy touches {} bytes from there, but {:#x} ({} bytes "
+                    "past the start) is not mapped in the same reservation (cuMemMap)", api, what, p, span, at,
+                    at - p);
+      TRY(vmm::check_copy_access(*n->vmm, at, false, api, what));
+      at = n->base + n->size;
+      more->push_back(std::move(n));
+    }
+    out.more = std::move(more);
+  }
+  out.r = std::move(r);
+  return Errc::success;
+}
+
 }  // namespace
 
 Errc resolve(uintptr_t p, Space space, const Extent& e, const char* api, const char* what, Side& out) {
@@ -65,6 +99,8 @@ Errc resolve(uintptr_t p, Space space, const Extent& e, const char* api, const c
   }
   size_t span = e.span();
   if (r->kind == Kind::pool) return resolve_pool(p, space, span ? span : 1, std::move(r), api, what, out);
+  // Measured: a mapping nobody was given access to (cuMemSetAccess) is refused, both ways.
+  if (r->kind == Kind::vmm) return resolve_vmm(p, span ? span : 1, std::move(r), api, what, out);
   if (!r->contains(p, span ? span : 1)) {
     size_t off = p - r->base;
     return fail(Errc::invalid_value,

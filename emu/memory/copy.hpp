@@ -33,6 +33,7 @@ struct Side {
   char* p = nullptr;  // emulator-side address of the first byte
   RangePtr r;         // keeps the mapping alive; null for pageable host memory
   size_t pitch = 0, slice = 0;
+  std::shared_ptr<std::vector<RangePtr>> more;  // further VMM mappings the bytes run into
   bool pageable() const { return !r; }
 };
 

@@ -1,0 +1,67 @@
+#include "vmm/vmm.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/context.hpp"
+#include "ipc/registry.hpp"
+#include "memory/address_space.hpp"
+
+namespace cuda_shim::vmm {
+
+Allocation::~Allocation() {
+  if (fd >= 0) ::close(fd);
+  if (charged_dev >= 0) mem::uncharge(charged_dev, size);
+  // A fabric export names this object in the shared registry: it dies with the memory.
+  if (!imported && (prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_FABRIC)) ipc::fabric_withdraw(token);
+}
+
+std::string Allocation::describe() const {
+  std::string where;
+  switch (prop.location.type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE: where = fmt::format("device {}", prop.location.id); break;
+    case CU_MEM_LOCATION_TYPE_HOST: where = "host"; break;
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA: where = fmt::format("host NUMA node {}", prop.location.id); break;
+    default: where = "?"; break;
+  }
+  return fmt::format("the {}{}-byte allocation {:#x} ({})", imported ? "imported " : "", size, handle(), where);
+}
+
+Shadow::~Shadow() {
+  if (base) ::munmap(base, size);
+}
+
+Mapping::~Mapping() {
+  if (!shadow) return;
+  std::lock_guard lk(shadow->m);
+  auto it = shadow->owner.find(base - res_base);
+  if (it == shadow->owner.end() || it->second != this) return;
+  shadow->owner.erase(it);
+  ::mmap(host(), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+}
+
+bool Mapping::any_access() const {
+  if (host_access.load(std::memory_order_acquire)) return true;
+  for (const auto& a : dev_access)
+    if (a.load(std::memory_order_acquire)) return true;
+  return false;
+}
+
+Errc check_copy_access(const Mapping& m, uintptr_t p, bool write, const char* api, const char* what) {
+  Context* ctx = current_context_raw();
+  const int dev = ctx ? ctx->ordinal() : -1;
+  unsigned f = m.device_access(dev);
+  // Measured: host-located memory is copied to and from once anything (the host, or any
+  // device) was given access; device memory needs the copying device's own access.
+  if (m.alloc->host_located() && f == 0 && m.any_access()) f = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (f == 0)
+    return fail(Errc::invalid_value, "{}: {} = {:#x} lies in the mapping [{:#x}, +{:#x}) of {}, which device {} has "
+                "no access to (grant it with cuMemSetAccess after cuMemMap)", api, what, p, m.base, m.size,
+                m.alloc->describe(), dev);
+  if (write && f != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+    return fail(Errc::invalid_value, "{}: {} = {:#x} lies in the mapping [{:#x}, +{:#x}) of {}, which device {} may "
+                "only read (CU_MEM_ACCESS_FLAGS_PROT_READ)", api, what, p, m.base, m.size, m.alloc->describe(), dev);
+  return Errc::success;
+}
+
+}  // namespace cuda_shim::vmm

@@ -1,0 +1,94 @@
+// Virtual memory management (cuMemCreate / cuMemAddressReserve / cuMemMap / cuMemSetAccess ...),
+// shaped after NVIDIA's driver 580 (measured on an H100; emu/vmm/api_vmm.cpp names each rule).
+//  - An Allocation is physical memory: one shareable memfd (ipc::ObjectKind::vmm) whose name
+//    carries the properties an importer needs. Its handle (the CUmemGenericAllocationHandle)
+//    is reference counted: cuMemCreate / import / cuMemRetainAllocationHandle add one,
+//    cuMemRelease drops one. The memory itself lives while the handle or any mapping does.
+//  - A Reservation is PROT_NONE address space from cuMemAddressReserve, with a same-sized
+//    Shadow: the emulator's read-write twin. A Mapping places a whole Allocation in both
+//    (MAP_FIXED of the memfd): the user's view stays PROT_NONE for device-located memory
+//    (host code faults, as on a GPU) and becomes read-write for host-located memory once
+//    cuMemSetAccess grants access; the shadow is always read-write, and contiguous across
+//    adjacent mappings, so one copy may span several mappings of a reservation as on a GPU.
+//  - Each mapping is a mem::Range (Kind::vmm) in the AddressSpace, so copies, fills and
+//    pointer queries find it; copies check the mapping's access flags.
+#pragma once
+#include <cuda.h>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/errc.hpp"
+#include "ipc/shareable.hpp"
+
+namespace cuda_shim::vmm {
+
+constexpr size_t kGranularity = size_t(2) << 20;  // measured: minimum = recommended, every location
+constexpr int kMaxDevices = 64;
+
+struct Allocation {
+  CUmemAllocationProp prop{};  // as cuMemGetAllocationPropertiesFromHandle reports it
+  size_t size = 0;
+  int fd = -1;                 // the memfd (owned)
+  ipc::Token token;            // the shareable object's identity
+  bool imported = false;
+  int charged_dev = -1;        // device memory accounting (cuMemGetInfo); -1: none
+  uint64_t block_id = 0;       // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+  int handle_refs = 0;         // guarded by the VMM state lock; 0: the handle is dead
+
+  Allocation() = default;
+  Allocation(const Allocation&) = delete;
+  Allocation& operator=(const Allocation&) = delete;
+  ~Allocation();
+  bool host_located() const { return prop.location.type != CU_MEM_LOCATION_TYPE_DEVICE; }
+  CUmemGenericAllocationHandle handle() const { return reinterpret_cast<uintptr_t>(this); }
+  std::string describe() const;  // for explanations
+};
+using AllocationPtr = std::shared_ptr<Allocation>;
+
+struct Mapping;
+
+// The read-write twin of one reservation. A mapping's piece of it is restored to PROT_NONE
+// only when the Mapping object dies (after copies in flight that hold it), and only if no
+// newer mapping has taken the spot since.
+struct Shadow {
+  char* base = nullptr;
+  size_t size = 0;
+  std::mutex m;
+  std::map<size_t, const Mapping*> owner;  // offset -> the mapping whose pages are there
+  ~Shadow();
+};
+
+struct Mapping {
+  uintptr_t base = 0;
+  size_t size = 0;
+  AllocationPtr alloc;
+  std::shared_ptr<Shadow> shadow;
+  uintptr_t res_base = 0;  // the reservation it lies in (CU_POINTER_ATTRIBUTE_RANGE_*)
+  size_t res_size = 0;
+  std::array<std::atomic<uint8_t>, kMaxDevices> dev_access{};  // CU_MEM_ACCESS_FLAGS_PROT_*
+  std::atomic<uint8_t> host_access{0};
+
+  Mapping() = default;
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  ~Mapping();
+  char* host() const { return shadow->base + (base - res_base); }
+  unsigned device_access(int dev) const {
+    return dev >= 0 && dev < kMaxDevices ? dev_access[dev].load(std::memory_order_acquire) : 0;
+  }
+  // Whether anything was granted at all (host-located memory is then reachable from copies).
+  bool any_access() const;
+};
+
+// Copy-engine checks on a mapping (copy.cpp): the current context's device must have access;
+// writes need read-write access. Host-located memory is reachable once any access exists.
+Errc check_copy_access(const Mapping& m, uintptr_t p, bool write, const char* api, const char* what);
+
+}  // namespace cuda_shim::vmm
