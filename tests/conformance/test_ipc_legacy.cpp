@@ -152,12 +152,15 @@ TEST_CASE("cudaIpcGetMemHandle: memory legacy IPC cannot share", "[ipc][legacy]"
     int x = 0;
     CHECK_RT(cudaIpcGetMemHandle(&h, &x), cudaErrorInvalidValue);
   }
-  SECTION("a NULL handle") {
+  SECTION("a NULL devPtr") { CHECK_RT(cudaIpcGetMemHandle(&h, nullptr), cudaErrorInvalidValue); }
+#if !CUDA_SHIM_REAL_BACKEND
+  SECTION("a NULL handle (driver 580 crashes; the emulator answers)") {
     void* p = nullptr;
     REQUIRE_RT(cudaMalloc(&p, 4096), cudaSuccess);
     CHECK_RT(cudaIpcGetMemHandle(nullptr, p), cudaErrorInvalidValue);
     cudaFree(p);
   }
+#endif
 }
 
 // Child: opens the event, reports it not ready, waits for it, reports ready.

@@ -283,7 +283,7 @@ MP_CHILD(pool_rules) {
   ch.send_int(cuMemGetAddressRange(&base, &size, a));
   ch.send_int(cuMemPoolImportPointer(&c, pool, &freed));  // data of a freed allocation
   CUmemPoolPtrExportData bad = x;
-  bad.reserved[30] ^= 0x40;
+  bad.reserved[0] ^= 0x40;
   CUdeviceptr d = 0;
   ch.send_int(cuMemPoolImportPointer(&d, pool, &bad));
   ch.send_int(cuMemPoolDestroy(pool));  // imports still live
