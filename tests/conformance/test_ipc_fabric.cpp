@@ -146,3 +146,90 @@ TEST_CASE("(emulator) fabric handles cross processes of one IMEX domain only", "
   CHECK(exporter.wait() == 0);
 }
 #endif
+
+#if !CUDA_SHIM_REAL_BACKEND
+namespace {
+CUmemAllocationProp vmm_prop(unsigned handle_types) {
+  CUmemAllocationProp p;
+  std::memset(&p, 0, sizeof p);
+  p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  p.location.id = 0;
+  p.requestedHandleTypes = static_cast<CUmemAllocationHandleType>(handle_types);
+  return p;
+}
+// Maps handle h at a fresh reservation with read-write access for device 0.
+CUdeviceptr map_rw(CUmemGenericAllocationHandle h, size_t n) {
+  CUdeviceptr va = 0;
+  if (cuMemAddressReserve(&va, n, 0, 0, 0) != CUDA_SUCCESS || cuMemMap(va, n, 0, h, 0) != CUDA_SUCCESS) return 0;
+  CUmemAccessDesc a;
+  std::memset(&a, 0, sizeof a);
+  a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  a.location.id = 0;
+  a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  return cuMemSetAccess(va, n, &a, 1) == CUDA_SUCCESS ? va : 0;
+}
+constexpr size_t kVmmBytes = 2 << 20;
+}  // namespace
+
+// Exporter: a fabric cuMemCreate allocation filled with 0x7c; sends its fabric handle.
+MP_CHILD(vmm_fabric_exporter) {
+  child_primary_ctx();
+  CUmemAllocationProp p = vmm_prop(CU_MEM_HANDLE_TYPE_FABRIC);
+  CUmemGenericAllocationHandle h = 0;
+  CUresult r = cuMemCreate(&h, kVmmBytes, &p, 0);
+  ch.send_int(r);
+  if (r != CUDA_SUCCESS) return 0;
+  CUdeviceptr va = map_rw(h, kVmmBytes);
+  cuMemsetD8(va, 0x7c, kVmmBytes);
+  cuCtxSynchronize();
+  CUmemFabricHandle fh;
+  ch.send_int(cuMemExportToShareableHandle(&fh, h, CU_MEM_HANDLE_TYPE_FABRIC, 0));
+  ch.send_pod(fh);
+  (void)ch.recv_int();
+  return 0;
+}
+
+// Importer: imports the fabric handle, maps it and checks the bytes.
+MP_CHILD(vmm_fabric_importer) {
+  child_primary_ctx();
+  auto fh = ch.recv_pod<CUmemFabricHandle>();
+  CUmemGenericAllocationHandle h = 0;
+  CUresult r = cuMemImportFromShareableHandle(&h, &fh, CU_MEM_HANDLE_TYPE_FABRIC);
+  ch.send_int(r);
+  if (r != CUDA_SUCCESS) return 0;
+  CUdeviceptr va = map_rw(h, kVmmBytes);
+  std::vector<unsigned char> buf(kVmmBytes);
+  bool ok = va && cuMemcpyDtoH(buf.data(), va, kVmmBytes) == CUDA_SUCCESS;
+  for (unsigned char c : buf) ok = ok && c == 0x7c;
+  ch.send_int(ok);
+  return 0;
+}
+
+TEST_CASE("(emulator) cuMemCreate fabric memory: channels decide who may create, export and import", "[ipc][fabric][vmm]") {
+  conformance_primary_ctx();
+  CUmemAllocationProp p = vmm_prop(CU_MEM_HANDLE_TYPE_FABRIC);
+  CUmemGenericAllocationHandle h = 0;
+  CHECK_CU(cuMemCreate(&h, kVmmBytes, &p, 0), CUDA_ERROR_NOT_PERMITTED);  // this process has no channel
+
+  auto exporter = mp::spawn("vmm_fabric_exporter", {"CUDA_SHIM_IMEX_CHANNEL=5"});
+  REQUIRE(exporter.ch.recv_int() == CUDA_SUCCESS);
+  REQUIRE(exporter.ch.recv_int() == CUDA_SUCCESS);
+  auto fh = exporter.ch.recv_pod<CUmemFabricHandle>();
+  auto import = [&](std::vector<std::string> env) {
+    auto c = mp::spawn("vmm_fabric_importer", env);
+    c.ch.send_pod(fh);
+    std::vector<int64_t> out{c.ch.recv_int()};
+    if (out[0] == CUDA_SUCCESS) out.push_back(c.ch.recv_int());
+    CHECK(c.wait() == 0);
+    return out;
+  };
+  auto same = import({"CUDA_SHIM_IMEX_CHANNEL=5"});
+  REQUIRE(same.size() == 2);
+  CHECK(same[1] == 1);  // the exporter's bytes
+  CHECK(import({"CUDA_SHIM_IMEX_CHANNEL=6"})[0] == CUDA_ERROR_NOT_PERMITTED);
+  CHECK(import({"CUDA_SHIM_IMEX_CHANNEL=5", "CUDA_SHIM_IMEX_DAEMON=not_ready"})[0] == CUDA_ERROR_SYSTEM_NOT_READY);
+  exporter.ch.send_int(0);
+  CHECK(exporter.wait() == 0);
+}
+#endif
