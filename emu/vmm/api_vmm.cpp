@@ -309,9 +309,17 @@ Errc cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemA
   auto a = std::make_shared<Allocation>();
   a->size = size;
   a->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  a->prop.requestedHandleTypes = prop->requestedHandleTypes;
+  // Measured (H200): unknown handle-type bits are accepted and dropped, and host memory is
+  // reported as the host NUMA node's (CU_MEM_LOCATION_TYPE_HOST reads back as HOST_NUMA 0).
+  constexpr unsigned kKnownTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_WIN32 |
+                                   CU_MEM_HANDLE_TYPE_WIN32_KMT | CU_MEM_HANDLE_TYPE_FABRIC;
+  a->prop.requestedHandleTypes = static_cast<CUmemAllocationHandleType>(ht & kKnownTypes);
   a->prop.location.type = prop->location.type;
   a->prop.location.id = id;
+  if (prop->location.type == CU_MEM_LOCATION_TYPE_HOST) {
+    a->prop.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    a->prop.location.id = Driver::get().dev(0).cfg.numa_id;
+  }
   a->prop.allocFlags.compressionType = prop->allocFlags.compressionType;  // measured: accepted, reported back
   a->prop.allocFlags.gpuDirectRDMACapable = prop->allocFlags.gpuDirectRDMACapable;
   a->prop.allocFlags.usage = prop->allocFlags.usage;
@@ -457,8 +465,8 @@ Errc cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocatio
     return fail(Errc::not_supported, "{}: offset {} and size {}: an allocation is mapped whole (offset 0, size {} for "
                 "{})", api, offset, size, a->size, a->describe());
   Reservation* r = reservation_of(ptr, size);
-  if (!r)  // measured
-    return fail(Errc::not_supported, "{}: [{:#x}, +{:#x}) does not lie within one range reserved with "
+  if (!r)  // measured (H200): INVALID_VALUE; the H100 probe's NOT_SUPPORTED came from its size check
+    return fail(Errc::invalid_value, "{}: [{:#x}, +{:#x}) does not lie within one range reserved with "
                 "cuMemAddressReserve", api, ptr, size);
   if (ptr % kGranularity != 0)  // measured
     return fail(Errc::invalid_value, "{}: ptr = {:#x} is not aligned to the allocation granularity ({} bytes)", api,

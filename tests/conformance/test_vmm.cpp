@@ -195,12 +195,12 @@ TEST_CASE("cuMemMap / cuMemUnmap rules", "[vmm][map]") {
   CHECK_CU(cuMemMap(r, kMiB, 0, small, 0), CUDA_ERROR_NOT_SUPPORTED);
   CHECK_CU(cuMemMap(r + kMiB, kGran, 0, small, 0), CUDA_ERROR_INVALID_VALUE);  // misaligned
   CHECK_CU(cuMemMap(r, 2 * kGran, 0, h, 1), CUDA_ERROR_INVALID_VALUE);         // flags
-  CHECK_CU(cuMemMap(r + 7 * kGran, 2 * kGran, 0, h, 0), CUDA_ERROR_NOT_SUPPORTED);  // runs out of the reservation
+  CHECK_CU(cuMemMap(r + 7 * kGran, 2 * kGran, 0, h, 0), CUDA_ERROR_INVALID_VALUE);  // runs out of the reservation
   {
     CUdeviceptr gone = 0;  // an address range that is no longer reserved
     REQUIRE_CU(cuMemAddressReserve(&gone, kGran, 0, 0, 0), CUDA_SUCCESS);
     REQUIRE_CU(cuMemAddressFree(gone, kGran), CUDA_SUCCESS);
-    CHECK_CU(cuMemMap(gone, kGran, 0, small, 0), CUDA_ERROR_NOT_SUPPORTED);
+    CHECK_CU(cuMemMap(gone, kGran, 0, small, 0), CUDA_ERROR_INVALID_VALUE);  // measured on the H200
   }
 
   REQUIRE_CU(cuMemMap(r, 2 * kGran, 0, h, 0), CUDA_SUCCESS);
@@ -546,4 +546,25 @@ TEST_CASE("shareable handles within one process", "[vmm][share]") {
     close(pfd);
   }
   CHECK_CU(cuMemPoolDestroy(pool), CUDA_SUCCESS);
+}
+
+TEST_CASE("cuMemGetAllocationPropertiesFromHandle: what the driver reports back", "[vmm]") {
+  conformance_primary_ctx();
+  CUmemGenericAllocationHandle h = 0;
+  CUmemAllocationProp got;
+  SECTION("host memory reads back as the host NUMA node's") {  // measured on the H200
+    CUmemAllocationProp p = vmm_prop(CU_MEM_LOCATION_TYPE_HOST);
+    REQUIRE_CU(cuMemCreate(&h, kGran, &p, 0), CUDA_SUCCESS);
+    REQUIRE_CU(cuMemGetAllocationPropertiesFromHandle(&got, h), CUDA_SUCCESS);
+    CHECK(got.location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA);
+    CHECK(got.location.id == host_numa_id());
+  }
+  SECTION("an unknown handle-type bit is accepted and dropped") {
+    CUmemAllocationProp p = vmm_prop();
+    p.requestedHandleTypes = static_cast<CUmemAllocationHandleType>(0x40);
+    REQUIRE_CU(cuMemCreate(&h, kGran, &p, 0), CUDA_SUCCESS);
+    REQUIRE_CU(cuMemGetAllocationPropertiesFromHandle(&got, h), CUDA_SUCCESS);
+    CHECK(static_cast<unsigned>(got.requestedHandleTypes) == 0u);
+  }
+  CHECK_CU(cuMemRelease(h), CUDA_SUCCESS);
 }
