@@ -57,6 +57,10 @@ void report(benchmark::State& s, double ours_ns, double real_ns, double base_ns)
 void BM_ExportPointer(benchmark::State& s) {
   if (!init()) return s.SkipWithError("no context");
   CUmemoryPool pool = make_pool(CU_MEM_LOCATION_TYPE_DEVICE);
+  int fd = -1;  // pointers are exportable once the pool was
+  if (cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) != CUDA_SUCCESS)
+    return s.SkipWithError("pool export failed");
+  close(fd);
   CUmemPoolPtrExportData x;
   auto run = [&](bool exp, int n) {
     auto t0 = std::chrono::steady_clock::now();

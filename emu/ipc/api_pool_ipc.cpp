@@ -113,6 +113,7 @@ Errc cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool, CUmem
   ipc::FdInfo info = ipc::describe_fd(own);
   unsigned char h[64];
   TRY(ipc::fabric_export(own, info, p->device() >= 0 ? p->device() : 0, h, api));
+  p->mark_exported();
   std::memcpy(handle_out, h, sizeof h);
   return Errc::success;
 }

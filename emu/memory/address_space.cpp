@@ -1,8 +1,5 @@
 #include "memory/address_space.hpp"
 
-#include <deque>
-#include <mutex>
-
 #include "ipc/registry.hpp"
 
 #include <array>
@@ -12,35 +9,8 @@
 
 namespace cuda_shim::mem {
 
-namespace {
-// Memory exported with cuIpcGetMemHandle outlives its free for a while: the real driver still
-// opens a handle whose allocation the exporter freed (measured), so the last kExportsKept
-// freed exports keep their memory and registry record; older ones are withdrawn.
-constexpr size_t kExportsKept = 64;
-struct Parked {
-  std::mutex m;
-  std::deque<std::pair<ipc::Token, std::shared_ptr<Backing>>> q;
-};
-Parked& parked() {
-  static auto* p = new Parked();  // never destroyed: other threads may outlive main()
-  return *p;
-}
-}  // namespace
-
 Range::~Range() {
-  if (ipc_export.zero()) return;
-  std::pair<ipc::Token, std::shared_ptr<Backing>> evicted;
-  try {
-    auto& p = parked();
-    std::lock_guard lk(p.m);
-    p.q.emplace_back(ipc_export, std::move(backing));
-    if (p.q.size() <= kExportsKept) return;
-    evicted = std::move(p.q.front());
-    p.q.pop_front();
-  } catch (...) {
-    evicted.first = ipc_export;
-  }
-  ipc::withdraw(ipc::RecordKind::legacy_mem, evicted.first);
+  if (!ipc_export.zero()) ipc::withdraw(ipc::RecordKind::legacy_mem, ipc_export);
 }
 
 const char* kind_name(Kind k) noexcept {

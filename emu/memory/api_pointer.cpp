@@ -150,7 +150,13 @@ Errc get_vmm_one(void* data, CUpointer_attribute a, CUdeviceptr p, const mem::Ra
       put<unsigned>(data, host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE);
       return Errc::success;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: put<CUdeviceptr>(data, p); return Errc::success;
-    case CU_POINTER_ATTRIBUTE_HOST_POINTER:  // measured: refused for host-located memory too
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+      // Measured (H200): host-located memory the host was given access to is its own address;
+      // otherwise refused.
+      if (host && r.vmm && r.vmm->host_access.load(std::memory_order_acquire)) {
+        put<void*>(data, reinterpret_cast<void*>(p));
+        return Errc::success;
+      }
       put<void*>(data, nullptr);
       return fail(Errc::invalid_value, "{}: CU_POINTER_ATTRIBUTE_HOST_POINTER: {:#x} is mapped with cuMemMap, which "
                   "has no separate host address", api, p);

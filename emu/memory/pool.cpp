@@ -1049,6 +1049,7 @@ Errc Pool::export_fd(int& fd, const char* api) {
   if (fd < 0)
     return fail(Errc::out_of_memory, "{}: cannot duplicate the descriptor of {} ({})", api, describe(),
                 std::strerror(errno));
+  mark_exported();
   return Errc::success;
 }
 
@@ -1065,6 +1066,10 @@ Errc Pool::export_pointer(uintptr_t p, unsigned char out[64], const char* api) {
       return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not a live allocation (freed already, or never "
                   "allocated)", api, p, describe());
     }
+    // Measured (H200): pointers are exportable only once the pool itself was exported.
+    if (!exported_.load(std::memory_order_acquire))
+      return fail(Errc::invalid_value, "{}: {} has not been exported yet; export the pool with "
+                  "cuMemPoolExportToShareableHandle before exporting its pointers", api, describe());
     x.magic = kPtrMagic;
     x.version = ipc::kLayoutVersion;
     x.pool = token_;

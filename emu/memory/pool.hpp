@@ -138,6 +138,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   Errc backing_fd(int& fd, const char* api);
   // A new descriptor of the pool's memory (POSIX-fd export).
   Errc export_fd(int& fd, const char* api);
+  void mark_exported() { exported_.store(true, std::memory_order_release); }
   // cuMemPoolExportPointer: 64 bytes naming the live allocation that starts at p.
   Errc export_pointer(uintptr_t p, unsigned char out[64], const char* api);
   // Importer: maps the exporter's memory from fd (the pool takes its own descriptor).
@@ -217,6 +218,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   uint32_t rng_ = 0x9e3779b9u;  // treap priorities
   ipc::Token token_;
   bool imported_ = false;
+  std::atomic<bool> exported_{false};  // a shareable handle of the pool was handed out
   // Importer: the allocations imported, by offset.
   struct Imported {
     size_t size = 0;

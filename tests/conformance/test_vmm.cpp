@@ -195,7 +195,8 @@ TEST_CASE("cuMemMap / cuMemUnmap rules", "[vmm][map]") {
   CHECK_CU(cuMemMap(r, kMiB, 0, small, 0), CUDA_ERROR_NOT_SUPPORTED);
   CHECK_CU(cuMemMap(r + kMiB, kGran, 0, small, 0), CUDA_ERROR_INVALID_VALUE);  // misaligned
   CHECK_CU(cuMemMap(r, 2 * kGran, 0, h, 1), CUDA_ERROR_INVALID_VALUE);         // flags
-  CHECK_CU(cuMemMap(r + 7 * kGran, 2 * kGran, 0, h, 0), CUDA_ERROR_INVALID_VALUE);  // runs out of the reservation
+  // (Mapping past a reservation's end depends on what is reserved after it: the driver maps
+  // across adjacent reservations. Not asserted.)
   {
     CUdeviceptr gone = 0;  // an address range that is no longer reserved
     REQUIRE_CU(cuMemAddressReserve(&gone, kGran, 0, 0, 0), CUDA_SUCCESS);
@@ -243,7 +244,12 @@ TEST_CASE("cuMemSetAccess / cuMemGetAccess rules and copies that need access", "
   CHECK_CU(cuMemsetD8(r, 0, 64), CUDA_ERROR_INVALID_VALUE);
 
   CHECK_CU(grant(r, kGran), CUDA_ERROR_INVALID_VALUE);              // part of a mapping
-  CHECK_CU(grant(r, 4 * kGran), CUDA_ERROR_INVALID_VALUE);          // runs over a gap
+  // Measured on the H200: a range that runs into a gap is accepted; the mappings before the
+  // gap get the access, those after it do not.
+  CHECK_CU(grant(r, 4 * kGran), CUDA_SUCCESS);
+  CHECK(access_of(r) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  CHECK(access_of(r + 3 * kGran) == 0);
+  REQUIRE_CU(grant(r, 2 * kGran, CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ACCESS_FLAGS_PROT_NONE), CUDA_SUCCESS);
   CHECK_CU(grant(r, 2 * kGran, CU_MEM_LOCATION_TYPE_HOST), CUDA_ERROR_NOT_SUPPORTED);  // host access to device memory
   CHECK_CU(grant(r, 2 * kGran, CU_MEM_LOCATION_TYPE_DEVICE, 99), CUDA_ERROR_INVALID_VALUE);
   CHECK_CU(grant(r, 2 * kGran, CU_MEM_LOCATION_TYPE_NONE), CUDA_ERROR_INVALID_VALUE);
@@ -265,7 +271,8 @@ TEST_CASE("cuMemSetAccess / cuMemGetAccess rules and copies that need access", "
   REQUIRE_CU(grant(r, 2 * kGran), CUDA_SUCCESS);
   CHECK(access_of(r) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
   CHECK(access_of(r + 3 * kGran) == 0);  // access belongs to the mappings it was set on
-  CHECK(access_of(r, CU_MEM_LOCATION_TYPE_HOST) == 0);
+  // Measured on the H200: asked for the host, device memory reports its device's access.
+  CHECK(access_of(r, CU_MEM_LOCATION_TYPE_HOST) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
   CHECK_CU(cuMemcpyHtoD(r, buf.data(), buf.size()), CUDA_SUCCESS);
 
   REQUIRE_CU(grant(r, 2 * kGran, CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ACCESS_FLAGS_PROT_NONE), CUDA_SUCCESS);
@@ -330,8 +337,14 @@ TEST_CASE("host-located memory is the host's once access is granted", "[vmm][hos
       REQUIRE_CU(cuMemMap(r, kGran, 0, h, 0), CUDA_SUCCESS);
       CHECK(access_of(r, CU_MEM_LOCATION_TYPE_HOST) == 0);
       CHECK(access_of(r) == 0);
-      // Measured: either grant makes the memory the host's (a device's access reads back as the host's too).
-      REQUIRE_CU(by_device ? grant(r, kGran) : grant(r, kGran, CU_MEM_LOCATION_TYPE_HOST), CUDA_SUCCESS);
+      void* hp = reinterpret_cast<void*>(1);
+      if (by_device) {
+        // Measured on the H200: a device's access leaves the host without (host code faults).
+        REQUIRE_CU(grant(r, kGran), CUDA_SUCCESS);
+        CHECK(access_of(r, CU_MEM_LOCATION_TYPE_HOST) == 0);
+        CHECK_CU(cuPointerGetAttribute(&hp, CU_POINTER_ATTRIBUTE_HOST_POINTER, r), CUDA_ERROR_INVALID_VALUE);
+      }
+      REQUIRE_CU(grant(r, kGran, CU_MEM_LOCATION_TYPE_HOST), CUDA_SUCCESS);
       CHECK(access_of(r, CU_MEM_LOCATION_TYPE_HOST) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
       auto* host = reinterpret_cast<unsigned char*>(r.base);
       for (int i = 0; i < 256; ++i) host[i] = static_cast<unsigned char>(i);  // the host writes directly
@@ -346,8 +359,8 @@ TEST_CASE("host-located memory is the host's once access is granted", "[vmm][hos
       unsigned type = 0;
       CHECK_CU(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, r), CUDA_SUCCESS);
       CHECK(type == CU_MEMORYTYPE_HOST);
-      void* hp = reinterpret_cast<void*>(1);
-      CHECK_CU(cuPointerGetAttribute(&hp, CU_POINTER_ATTRIBUTE_HOST_POINTER, r), CUDA_ERROR_INVALID_VALUE);
+      CHECK_CU(cuPointerGetAttribute(&hp, CU_POINTER_ATTRIBUTE_HOST_POINTER, r), CUDA_SUCCESS);  // once the host has it
+      CHECK(hp == reinterpret_cast<void*>(r.base));
       cudaPointerAttributes pa;
       CHECK_RT(cudaPointerGetAttributes(&pa, reinterpret_cast<void*>(r.base)), cudaSuccess);
       CHECK(pa.type == cudaMemoryTypeHost);
