@@ -112,12 +112,20 @@ const char* loc_name(int t) {
   }
 }
 
-// The host's access. Host-located memory: what was granted to the host (measured on the H200:
-// a device's access leaves host code faulting; the H100 probe had read the host's access as 3).
-// Device memory: asked for the host, the driver reports the owning device's access (H200).
+// The host's access, as host code gets it: for host-located memory, what was granted to the
+// host (measured on the H200: a device's grant alone leaves host code faulting).
 unsigned host_flags(const Mapping& m) {
-  if (!m.alloc->host_located()) return m.device_access(m.alloc->prop.location.id);
+  if (!m.alloc->host_located()) return 0;
   return m.host_access.load(std::memory_order_acquire);
+}
+
+// The host's access as cuMemGetAccess reports it (measured on the H200 and the H100): for
+// host-located memory, once anything was granted it reads READWRITE, even when host code would
+// still fault; for device memory, the owning device's access.
+unsigned reported_host_flags(const Mapping& m) {
+  if (!m.alloc->host_located()) return m.device_access(m.alloc->prop.location.id);
+  if (unsigned h = m.host_access.load(std::memory_order_acquire)) return h;
+  return m.any_access() ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : 0;
 }
 
 // The anonymous PROT_NONE pages a reservation is made of.
@@ -601,7 +609,7 @@ Errc cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location, CU
   auto m = mapping_at(ptr);
   if (!m)  // measured
     return fail(Errc::invalid_value, "{}: ptr = {:#x} lies in no cuMemMap mapping", api, ptr);
-  *flags = t == CU_MEM_LOCATION_TYPE_DEVICE ? m->device_access(location->id) : host_flags(*m);
+  *flags = t == CU_MEM_LOCATION_TYPE_DEVICE ? m->device_access(location->id) : reported_host_flags(*m);
   return Errc::success;
 }
 
