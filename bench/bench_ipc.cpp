@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "multiprocess.hpp"  // tests/conformance: fds and bytes over a socketpair
+
 namespace {
 
 constexpr double kRealExportNs = 30.9e3;
@@ -101,29 +103,16 @@ int exporter(int sock, CUmemLocationType t) {
     if (cuMemAllocFromPoolAsync(&d, 4096, pool, nullptr) != CUDA_SUCCESS || cuMemPoolExportPointer(&x, d) != CUDA_SUCCESS)
       return 1;
   }
-  char byte = 'F';
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = buf;
-  m.msg_controllen = sizeof buf;
-  cmsghdr* c = CMSG_FIRSTHDR(&m);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  if (sendmsg(sock, &m, 0) != 1) return 1;
-  if (write(sock, xs.data(), xs.size() * sizeof xs[0]) != static_cast<ssize_t>(xs.size() * sizeof xs[0])) return 1;
+  mp::Channel ch(sock);
+  if (!ch.send_fd(fd) || !ch.send(xs.data(), xs.size() * sizeof xs[0])) return 1;
   char done;
-  (void)!read(sock, &done, 1);  // stay alive (and keep the exports live) until the parent is done
+  ch.recv(&done, 1);  // stay alive (and keep the exports live) until the parent is done
   return 0;
 }
 
 struct Peer {
   pid_t pid = -1;
-  int sock = -1;
+  mp::Channel ch;
   int fd = -1;
   std::vector<CUmemPoolPtrExportData> xs;
   bool start(CUmemLocationType t) {
@@ -135,31 +124,14 @@ struct Peer {
       std::exit(exporter(sv[1], t));  // exit, not _exit: the child leaves the registry
     }
     close(sv[1]);
-    sock = sv[0];
-    char byte;
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = buf;
-    m.msg_controllen = sizeof buf;
-    if (recvmsg(sock, &m, 0) != 1 || !CMSG_FIRSTHDR(&m)) return false;
-    std::memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof fd);
+    ch = mp::Channel(sv[0]);
+    fd = ch.recv_fd();
     xs.resize(kPointers);
-    size_t want = xs.size() * sizeof xs[0], got = 0;
-    while (got < want) {
-      ssize_t n = read(sock, reinterpret_cast<char*>(xs.data()) + got, want - got);
-      if (n <= 0) return false;
-      got += static_cast<size_t>(n);
-    }
-    return true;
+    return fd >= 0 && ch.recv(xs.data(), xs.size() * sizeof xs[0]);
   }
   ~Peer() {
-    if (sock >= 0) {
-      (void)!write(sock, "x", 1);
-      close(sock);
-    }
+    if (ch.fd() >= 0) ch.send("x", 1);
+    ch = mp::Channel();  // closes our end
     if (pid > 0) waitpid(pid, nullptr, 0);
   }
 };

@@ -95,7 +95,7 @@ Errc cuIpcOpenMemHandle_v2(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned i
   if (Flags != CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
     return fail(Errc::invalid_value, "{}: Flags {:#x}: must be CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS (0x1)", api, Flags);
   MemHandle h;
-  std::memcpy(&h, &handle, sizeof h);
+  std::memcpy(static_cast<void*>(&h), &handle, sizeof h);  // the handle bytes are a MemHandle/EventHandle
   ipc::Record rec;
   if (h.magic != kMemMagic || h.version != ipc::kLayoutVersion || !ipc::lookup(ipc::RecordKind::legacy_mem, h.record, rec))
     return fail(Errc::invalid_value, "{}: the handle names no exported memory (never exported, freed by its "
@@ -188,7 +188,7 @@ Errc cuIpcOpenEventHandle(CUevent* phEvent, CUipcEventHandle handle) noexcept {
   TRY(require_context(api, ctx));
   TRY(need(phEvent, api, "phEvent"));
   EventHandle h;
-  std::memcpy(&h, &handle, sizeof h);
+  std::memcpy(static_cast<void*>(&h), &handle, sizeof h);  // the handle bytes are a MemHandle/EventHandle
   uint64_t* words = nullptr;
   int owner = 0;
   if (h.magic != kEventMagic || h.version != ipc::kLayoutVersion || !ipc::event_open(h.token, words, owner))

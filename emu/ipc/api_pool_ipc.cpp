@@ -18,15 +18,7 @@ namespace {
 
 using mem::Pool;
 using mem::PoolPtr;
-
-Errc pool_arg(const void* h, const char* api, PoolPtr& out) {
-  if (!h) return fail(Errc::invalid_value, "{}: the pool handle is NULL", api);
-  out = mem::find_pool(h);
-  if (!out)
-    return fail(Errc::invalid_value, "{}: {} is not a live memory pool (destroyed with cuMemPoolDestroy, never "
-                "created, or not a pool handle)", api, h);
-  return Errc::success;
-}
+using mem::pool_arg;
 
 const char* handle_type_name(unsigned t) {
   switch (t) {
@@ -125,6 +117,16 @@ Errc cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void* handle, CU
   TRY(need(pool_out, api, "pool_out"));
   if (flags != 0) return fail(Errc::invalid_value, "{}: flags must be 0 (got {:#x})", api, flags);
   const unsigned ht = static_cast<unsigned>(handleType);
+  Pool::Props props;
+  uint64_t cap = 0;
+  // What the object is, and whether its pool was made shareable as this type.
+  auto check = [&](int fd, const ipc::FdInfo& info) {
+    if (!props_from(info, props, cap)) return not_a_pool_fd(fd, info, api);
+    if (!(props.handle_types & ht))
+      return fail(Errc::invalid_value, "{}: the pool was not created shareable as {} (its handleTypes are {:#x})",
+                  api, handle_type_name(ht), props.handle_types);
+    return Errc::success;
+  };
   int fd = -1;
   ipc::FdInfo info;
   if (ht == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
@@ -132,31 +134,22 @@ Errc cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void* handle, CU
     // caller keeps (and closes) the one it passed.
     int in = static_cast<int>(reinterpret_cast<intptr_t>(handle));
     info = ipc::describe_fd(in);
-    Pool::Props probe;
-    uint64_t cap = 0;
-    if (!props_from(info, probe, cap)) return not_a_pool_fd(in, info, api);
+    TRY(check(in, info));
     fd = ::fcntl(in, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) return fail(Errc::out_of_memory, "{}: cannot duplicate descriptor {}", api, in);
   } else if (ht == CU_MEM_HANDLE_TYPE_FABRIC) {
     TRY(need(handle, api, "handle"));
     TRY(ipc::fabric_import(static_cast<const unsigned char*>(handle), fd, info, api));
+    if (Errc e = check(fd, info); e != Errc::success) {
+      ::close(fd);
+      return e;
+    }
   } else {
     // Measured: the Windows types are NOT_SUPPORTED here; NONE and unknown values INVALID_VALUE.
     const bool windows = ht == CU_MEM_HANDLE_TYPE_WIN32 || ht == CU_MEM_HANDLE_TYPE_WIN32_KMT;
     return fail(windows ? Errc::not_supported : Errc::invalid_value,
                 "{}: handleType {} ({}) cannot carry a pool between processes on Linux (use "
                 "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR or CU_MEM_HANDLE_TYPE_FABRIC)", api, handle_type_name(ht), ht);
-  }
-  Pool::Props props;
-  uint64_t cap = 0;
-  if (!props_from(info, props, cap)) {
-    ::close(fd);
-    return not_a_pool_fd(fd, info, api);
-  }
-  if (!(props.handle_types & ht)) {
-    ::close(fd);
-    return fail(Errc::invalid_value, "{}: the pool was not created shareable as {} (its handleTypes are {:#x})", api,
-                handle_type_name(ht), props.handle_types);
   }
   PoolPtr p;
   if (Errc e = mem::import_pool(props, cap, fd, info.token, api, p); e != Errc::success) {

@@ -46,12 +46,9 @@ struct ProcSlot {
 
 struct RecordSlot {
   uint32_t state;  // kFree / kLive / kTomb (written last when publishing)
-  uint32_t kind;
-  Token token, object;
-  int32_t pid, fd;
-  uint64_t dev, ino, offset, size, aux;
-  int32_t device, channel;
+  Record rec;
 };
+static_assert(std::is_trivially_copyable_v<Record>);
 
 struct EventSlot {
   uint32_t state;  // kFree / kLive
@@ -170,7 +167,7 @@ class Segment {
       return !last_alive;
     };
     for (auto& r : l->records)
-      if (r.state == kLive && gone(r.pid)) retire(r);
+      if (r.state == kLive && gone(r.rec.pid)) retire(r);
     for (auto& ev : l->events)
       if (ev.state == kLive && gone(ev.pid)) ev.state = kFree;
     if (l->h.tombs > kRecords / 4) rehash();
@@ -189,7 +186,7 @@ class Segment {
       if (r.state == kLive) live.push_back(r);
     for (auto& r : l->records) r = RecordSlot{};
     l->h.tombs = 0;
-    for (auto& r : live) l->records[probe_free(r.token)] = r;
+    for (auto& r : live) l->records[probe_free(r.rec.token)] = r;
   }
 
   uint32_t probe_free(const Token& t) const {
@@ -204,7 +201,7 @@ class Segment {
     for (uint32_t i = 0, h = static_cast<uint32_t>(t.lo); i < kRecords; ++i) {
       RecordSlot& r = layout_->records[(h + i) & (kRecords - 1)];
       if (r.state == kFree) return nullptr;
-      if (r.state == kLive && r.token == t && r.kind == static_cast<uint32_t>(kind)) return &r;
+      if (r.state == kLive && r.rec.token == t && r.rec.kind == kind) return &r;
     }
     return nullptr;
   }
@@ -334,7 +331,7 @@ class Segment {
       Lock lk(*this);
       int me = ::getpid();
       for (auto& r : layout_->records)
-        if (r.state == kLive && r.pid == me) retire(r);
+        if (r.state == kLive && r.rec.pid == me) retire(r);
       for (auto& ev : layout_->events)
         if (ev.state == kLive && ev.pid == me) ev.state = kFree;
       layout_->procs[slot_].state = kFree;
@@ -356,22 +353,6 @@ class Segment {
   int owner_ = 0;
 };
 
-Record to_record(const RecordSlot& s) {
-  Record r;
-  r.kind = static_cast<RecordKind>(s.kind);
-  r.token = s.token;
-  r.object = s.object;
-  r.pid = s.pid;
-  r.fd = s.fd;
-  r.dev = s.dev;
-  r.ino = s.ino;
-  r.offset = s.offset;
-  r.size = s.size;
-  r.device = s.device;
-  r.channel = s.channel;
-  r.aux = s.aux;
-  return r;
-}
 
 }  // namespace
 
@@ -392,18 +373,7 @@ Errc publish(Record& r, const char* api) {
   if (k == kRecords) return fail(Errc::out_of_memory, "{}: the shared registry is full", api);
   RecordSlot& d = l->records[k];
   if (d.state == kTomb) --l->h.tombs;
-  d.kind = static_cast<uint32_t>(r.kind);
-  d.token = r.token;
-  d.object = r.object;
-  d.pid = r.pid;
-  d.fd = r.fd;
-  d.dev = r.dev;
-  d.ino = r.ino;
-  d.offset = r.offset;
-  d.size = r.size;
-  d.aux = r.aux;
-  d.device = r.device;
-  d.channel = r.channel;
+  d.rec = r;
   std::atomic_ref<uint32_t>(d.state).store(kLive, std::memory_order_release);
   ++l->h.live_records;
   return Errc::success;
@@ -416,7 +386,7 @@ bool lookup(RecordKind kind, const Token& token, Record& out) {
   Segment::Lock lk(*s);
   RecordSlot* r = s->find(kind, token);
   if (!r) return false;
-  out = to_record(*r);
+  out = r->rec;
   return true;
 }
 
@@ -425,7 +395,7 @@ void withdraw(RecordKind kind, const Token& token) noexcept {
   Segment* s = Segment::get(e, "withdraw");
   if (!s) return;
   Segment::Lock lk(*s);
-  if (RecordSlot* r = s->find(kind, token); r && r->pid == ::getpid()) s->retire(*r);
+  if (RecordSlot* r = s->find(kind, token); r && r->rec.pid == ::getpid()) s->retire(*r);
 }
 
 Errc imex_channel(const char* api, int& channel) {
@@ -510,7 +480,7 @@ void fabric_withdraw(const Token& object) noexcept {
   Segment::Lock lk(*s);
   int me = ::getpid();
   for (auto& r : s->L()->records)
-    if (r.state == kLive && r.pid == me && r.kind == static_cast<uint32_t>(RecordKind::fabric) && r.object == object)
+    if (r.state == kLive && r.rec.pid == me && r.rec.kind == RecordKind::fabric && r.rec.object == object)
       s->retire(r);
 }
 
@@ -572,8 +542,9 @@ std::string dump() {
   static const char* kinds[] = {"?", "ipc-mem", "fabric"};
   for (auto& r : l->records)
     if (r.state == kLive)
-      out += fmt::format("  {} {} from pid {} (device {}, {} bytes at +{:#x})\n", kinds[r.kind < 3 ? r.kind : 0],
-                         to_hex(r.token).substr(0, 8), r.pid, r.device, r.size, r.offset);
+      out += fmt::format("  {} {} from pid {} (device {}, {} bytes at +{:#x})\n",
+                         kinds[static_cast<uint32_t>(r.rec.kind) < 3 ? static_cast<uint32_t>(r.rec.kind) : 0],
+                         to_hex(r.rec.token).substr(0, 8), r.rec.pid, r.rec.device, r.rec.size, r.rec.offset);
   return out;
 }
 

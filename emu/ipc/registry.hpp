@@ -36,7 +36,6 @@ struct Record {
   uint64_t size = 0;
   int device = 0;       // device ordinal the memory belongs to
   int channel = -1;     // IMEX channel of the exporter (fabric)
-  uint64_t aux = 0;     // kind-specific
 };
 
 // Publishes r (its pid is filled in); fails with OUT_OF_MEMORY when the table is full or

@@ -21,13 +21,12 @@ const char* kind_word(ObjectKind k) noexcept {
   switch (k) {
     case ObjectKind::pool: return "pool";
     case ObjectKind::vmm: return "vmm";
-    case ObjectKind::device: return "device";
   }
   return "?";
 }
 
 bool kind_from_word(const std::string& w, ObjectKind& k) {
-  for (ObjectKind c : {ObjectKind::pool, ObjectKind::vmm, ObjectKind::device})
+  for (ObjectKind c : {ObjectKind::pool, ObjectKind::vmm})
     if (w == kind_word(c)) {
       k = c;
       return true;
@@ -87,7 +86,6 @@ const char* object_kind_name(ObjectKind k) noexcept {
   switch (k) {
     case ObjectKind::pool: return "memory pool";
     case ObjectKind::vmm: return "cuMemCreate allocation";
-    case ObjectKind::device: return "cuMemAlloc allocation";
   }
   return "object";
 }

@@ -31,7 +31,6 @@ bool from_hex(const std::string& s, Token& out);
 enum class ObjectKind : uint8_t {
   pool,        // a memory pool's whole window (fields: loc_type, loc_id, handle_types, alloc_type, capacity)
   vmm,         // a cuMemCreate allocation (fields: the CUmemAllocationProp that matters)
-  device,      // a cuMemAlloc block (legacy IPC)
 };
 const char* object_kind_name(ObjectKind k) noexcept;
 

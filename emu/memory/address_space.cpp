@@ -1,5 +1,7 @@
 #include "memory/address_space.hpp"
 
+#include <cuda.h>
+
 #include "ipc/registry.hpp"
 
 #include <array>
@@ -23,6 +25,17 @@ const char* kind_name(Kind k) noexcept {
     case Kind::vmm: return "memory mapped with cuMemMap";
   }
   return "memory";
+}
+
+const char* location_name(int type) noexcept {
+  switch (type) {
+    case CU_MEM_LOCATION_TYPE_NONE: return "CU_MEM_LOCATION_TYPE_NONE";
+    case CU_MEM_LOCATION_TYPE_DEVICE: return "CU_MEM_LOCATION_TYPE_DEVICE";
+    case CU_MEM_LOCATION_TYPE_HOST: return "CU_MEM_LOCATION_TYPE_HOST";
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA: return "CU_MEM_LOCATION_TYPE_HOST_NUMA";
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: return "CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT";
+    default: return "not a CUmemLocationType";
+  }
 }
 
 AddressSpace& AddressSpace::get() {

@@ -37,6 +37,8 @@ enum class Kind {
 };
 
 const char* kind_name(Kind k) noexcept;
+// A CUmemLocationType's name, for explanations (pools and VMM).
+const char* location_name(int type) noexcept;
 
 struct Range {
   Kind kind = Kind::device;

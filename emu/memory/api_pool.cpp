@@ -18,16 +18,8 @@ using mem::AddressSpace;
 using mem::Kind;
 using mem::Pool;
 using mem::PoolPtr;
+using mem::pool_arg;
 using mem::RangePtr;
-
-Errc pool_arg(const void* h, const char* api, PoolPtr& out) {
-  if (!h) return fail(Errc::invalid_value, "{}: the pool handle is NULL", api);
-  out = mem::find_pool(h);
-  if (!out)
-    return fail(Errc::invalid_value, "{}: {} is not a live memory pool (destroyed with cuMemPoolDestroy, never "
-                "created, or not a pool handle)", api, h);
-  return Errc::success;
-}
 
 int ndev() { return Driver::get().device_count(); }
 
@@ -46,16 +38,6 @@ bool valid_numa(int id) {
   return false;
 }
 
-const char* loc_name(int t) {
-  switch (t) {
-    case CU_MEM_LOCATION_TYPE_NONE: return "CU_MEM_LOCATION_TYPE_NONE";
-    case CU_MEM_LOCATION_TYPE_DEVICE: return "CU_MEM_LOCATION_TYPE_DEVICE";
-    case CU_MEM_LOCATION_TYPE_HOST: return "CU_MEM_LOCATION_TYPE_HOST";
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA: return "CU_MEM_LOCATION_TYPE_HOST_NUMA";
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: return "CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT";
-    default: return "an unknown CUmemLocationType";
-  }
-}
 
 constexpr unsigned kPoolHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC;
 
@@ -104,7 +86,7 @@ Errc check_props(const CUmemPoolProps& p, const char* api, Pool::Props& out) {
         return Errc::success;
       default:
         return fail(Errc::invalid_value, "{}: location.type {} ({}) is not allowed for managed pools (use NONE, "
-                    "DEVICE, HOST or HOST_NUMA)", api, lt, loc_name(lt));
+                    "DEVICE, HOST or HOST_NUMA)", api, lt, mem::location_name(lt));
     }
   }
   switch (lt) {
@@ -259,7 +241,7 @@ Errc check_access_desc(const Pool& pool, const CUmemAccessDesc& d, size_t i, con
     return Errc::success;
   }
   return fail(Errc::not_supported, "{}: map[{}].location.type {} ({}) cannot be given access to a pool (use DEVICE, "
-              "HOST or HOST_NUMA)", api, i, lt, loc_name(lt));
+              "HOST or HOST_NUMA)", api, i, lt, mem::location_name(lt));
 }
 
 }  // namespace
@@ -402,7 +384,7 @@ Errc cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool memPool, CUmemLoc
     return Errc::success;
   }
   return fail(Errc::invalid_value, "{}: location.type {} ({}) does not access memory (ask for DEVICE, HOST or "
-              "HOST_NUMA)", api, lt, loc_name(lt));
+              "HOST_NUMA)", api, lt, mem::location_name(lt));
 }
 
 // ---- default and current pools ----------------------------------------------------------------
@@ -474,7 +456,7 @@ Errc cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemory
   if (pp.type != type || !same_loc)
     return fail(Errc::invalid_value, "{}: {} does not match the location ({}, id {}) and allocation type {} it is "
                 "set for; a location's current pool must have that location and type", api, p->describe(),
-                loc_name(location->type), location->id, static_cast<int>(type));
+                mem::location_name(location->type), location->id, static_cast<int>(type));
   mem::set_current_pool(location->type, location->id, type, p);
   return Errc::success;
 }

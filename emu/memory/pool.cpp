@@ -1222,6 +1222,15 @@ PoolPtr find_pool(const void* handle) {
   return it == t.live.end() ? nullptr : it->second;
 }
 
+Errc pool_arg(const void* h, const char* api, PoolPtr& out) {
+  if (!h) return fail(Errc::invalid_value, "{}: the pool handle is NULL", api);
+  out = find_pool(h);
+  if (!out)
+    return fail(Errc::invalid_value, "{}: {} is not a live memory pool (destroyed with cuMemPoolDestroy, never "
+                "created, or not a pool handle)", api, h);
+  return Errc::success;
+}
+
 Errc create_pool(const Pool::Props& p, const char* api, PoolPtr& out) {
   Table& t = table();
   std::unique_lock lk(t.m);

@@ -235,6 +235,8 @@ using PoolPtr = std::shared_ptr<Pool>;
 // Handle table and per-location pools.
 // Validates a CUmemoryPool handle (never dereferenced blindly); null when not a live pool.
 PoolPtr find_pool(const void* handle);
+// The same for an entry's pool argument: INVALID_VALUE, explained, when it is not a live pool.
+Errc pool_arg(const void* handle, const char* api, PoolPtr& out);
 // Registers a new pool (after validation); charges its capacity against the VA budget.
 Errc create_pool(const Pool::Props& p, const char* api, PoolPtr& out);
 // Registers a pool imported from an exporter's descriptor (cuMemPoolImportFromShareableHandle).

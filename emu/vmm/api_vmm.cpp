@@ -101,16 +101,6 @@ std::shared_ptr<Mapping> mapping_at(uintptr_t p) {
   return r && r->kind == Kind::vmm ? r->vmm : nullptr;
 }
 
-const char* loc_name(int t) {
-  switch (t) {
-    case CU_MEM_LOCATION_TYPE_NONE: return "CU_MEM_LOCATION_TYPE_NONE";
-    case CU_MEM_LOCATION_TYPE_DEVICE: return "CU_MEM_LOCATION_TYPE_DEVICE";
-    case CU_MEM_LOCATION_TYPE_HOST: return "CU_MEM_LOCATION_TYPE_HOST";
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA: return "CU_MEM_LOCATION_TYPE_HOST_NUMA";
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: return "CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT";
-    default: return "not a CUmemLocationType";
-  }
-}
 
 // The host's access, as host code gets it: for host-located memory, what was granted to the
 // host (measured on the H200: a device's grant alone leaves host code faulting).
@@ -162,7 +152,7 @@ Errc check_create_location(const CUmemLocation& l, const char* api, int& id) {
       return Errc::success;
     default:  // measured for NONE and HOST_NUMA_CURRENT
       return fail(Errc::invalid_value, "{}: prop->location.type {} ({}) cannot hold a cuMemCreate allocation (use "
-                  "DEVICE, HOST or HOST_NUMA with a fixed id)", api, t, loc_name(t));
+                  "DEVICE, HOST or HOST_NUMA with a fixed id)", api, t, mem::location_name(t));
   }
 }
 
@@ -257,11 +247,11 @@ Errc check_access_desc(const CUmemAccessDesc& d, size_t i, bool any_device_locat
     case CU_MEM_LOCATION_TYPE_HOST_NUMA:
       if (any_device_located)  // measured
         return fail(Errc::not_supported, "{}: desc[{}] gives the host ({}) access to device memory; only host-located "
-                    "allocations can be reached by the host", api, i, loc_name(t));
+                    "allocations can be reached by the host", api, i, mem::location_name(t));
       return Errc::success;
     default:  // measured for NONE and HOST_NUMA_CURRENT
       return fail(Errc::invalid_value, "{}: desc[{}].location.type {} ({}) cannot be given access (use DEVICE, HOST or "
-                  "HOST_NUMA)", api, i, t, loc_name(t));
+                  "HOST_NUMA)", api, i, t, mem::location_name(t));
   }
 }
 
@@ -605,7 +595,7 @@ Errc cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location, CU
     return fail(Errc::invalid_device, "{}: location->id {} is not a device ordinal", api, location->id);
   if (t != CU_MEM_LOCATION_TYPE_DEVICE && t != CU_MEM_LOCATION_TYPE_HOST && t != CU_MEM_LOCATION_TYPE_HOST_NUMA)
     return fail(Errc::invalid_value, "{}: location->type {} ({}) has no access to ask about (use DEVICE, HOST or "
-                "HOST_NUMA)", api, t, loc_name(t));
+                "HOST_NUMA)", api, t, mem::location_name(t));
   auto m = mapping_at(ptr);
   if (!m)  // measured
     return fail(Errc::invalid_value, "{}: ptr = {:#x} lies in no cuMemMap mapping", api, ptr);

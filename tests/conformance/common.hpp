@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <catch2/catch.hpp>
+#include <vector>
 
 // Readable failures: CHECK_CU(call, CUDA_ERROR_X) prints both names.
 const char* cu_name(CUresult r);
@@ -13,6 +14,13 @@ const char* rt_name(cudaError_t e);
 #define REQUIRE_CU(call, expected) REQUIRE(std::string(cu_name(call)) == std::string(cu_name(expected)))
 #define CHECK_RT(call, expected) CHECK(std::string(rt_name(call)) == std::string(rt_name(expected)))
 #define REQUIRE_RT(call, expected) REQUIRE(std::string(rt_name(call)) == std::string(rt_name(expected)))
+
+// Whether every byte of v is b (what a peer process wrote).
+inline bool all_bytes(const std::vector<unsigned char>& v, unsigned char b) {
+  for (unsigned char c : v)
+    if (c != b) return false;
+  return true;
+}
 
 // cuInit(0) + retain and set the primary context of device 0; returns it.
 CUcontext conformance_primary_ctx();

@@ -69,15 +69,24 @@ bool Channel::recv(void* p, size_t n) {
   return true;
 }
 
-bool Channel::send_fd(int fd) {
+// One byte of payload with room for one descriptor (SCM_RIGHTS), for sendmsg and recvmsg.
+struct FdMessage {
   char byte = 'F';
   iovec iov{&byte, 1};
   alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
   msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = buf;
-  m.msg_controllen = sizeof buf;
+  FdMessage() {
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = buf;
+    m.msg_controllen = sizeof buf;
+  }
+  FdMessage(const FdMessage&) = delete;
+};
+
+bool Channel::send_fd(int fd) {
+  FdMessage f;
+  msghdr& m = f.m;
   cmsghdr* c = CMSG_FIRSTHDR(&m);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
@@ -88,14 +97,8 @@ bool Channel::send_fd(int fd) {
 
 int Channel::recv_fd() {
   if (!wait_readable(fd_, 30000)) return -1;
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = buf;
-  m.msg_controllen = sizeof buf;
+  FdMessage f;
+  msghdr& m = f.m;
   if (::recvmsg(fd_, &m, MSG_CMSG_CLOEXEC) != 1) return -1;
   cmsghdr* c = CMSG_FIRSTHDR(&m);
   if (!c || c->cmsg_type != SCM_RIGHTS) return -1;

@@ -11,14 +11,6 @@
 #include "common.hpp"
 #include "multiprocess.hpp"
 
-namespace {
-bool all_bytes(const std::vector<unsigned char>& v, unsigned char b) {
-  for (unsigned char c : v)
-    if (c != b) return false;
-  return true;
-}
-}  // namespace
-
 // Child: opens the handle, reads the exporter's bytes, writes its own, closes.
 MP_CHILD(ipc_mem_reader) {
   child_primary_ctx();

@@ -22,12 +22,6 @@
 
 namespace {
 
-bool all_bytes(const std::vector<unsigned char>& v, unsigned char b) {
-  for (unsigned char c : v)
-    if (c != b) return false;
-  return true;
-}
-
 struct Shared {
   CUmemoryPool pool = nullptr;
   CUdeviceptr pooled = 0, legacy = 0;

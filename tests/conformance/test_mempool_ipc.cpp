@@ -7,18 +7,14 @@
 #include <cstring>
 #include <vector>
 
-#include "common.hpp"
 #include "multiprocess.hpp"
+#include "pool_common.hpp"
 
 namespace {
 
 CUmemPoolProps shareable_props(CUmemLocationType t = CU_MEM_LOCATION_TYPE_DEVICE, int id = 0) {
-  CUmemPoolProps p;
-  std::memset(&p, 0, sizeof p);
-  p.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  CUmemPoolProps p = pool_props(t, id);
   p.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  p.location.type = t;
-  p.location.id = id;
   return p;
 }
 
@@ -60,12 +56,6 @@ struct Imported {
   CUmemoryPool pool = nullptr;
   CUdeviceptr ptr = 0;
 };
-
-bool all_bytes(const std::vector<unsigned char>& v, unsigned char b) {
-  for (unsigned char c : v)
-    if (c != b) return false;
-  return true;
-}
 
 }  // namespace
 
