@@ -22,6 +22,12 @@ class Backing {
   static std::shared_ptr<Backing> create(size_t size, View view, const char* api, Errc& err);
   // Maps `size` bytes of an existing object (another process's memory); takes fd.
   static std::shared_ptr<Backing> adopt(int fd, size_t size, View view, const char* api, Errc& err);
+  // Maps bytes [offset, offset + size) of an existing object (external memory); takes fd.
+  // offset need not be page-aligned: the views start at the byte itself.
+  // With va_align (a power of two, device view), the user address is congruent to va_phase
+  // modulo va_align, as the real driver places external buffers (2 MiB-aligned ranges).
+  static std::shared_ptr<Backing> adopt_range(int fd, uint64_t offset, size_t size, View view, const char* api,
+                                              Errc& err, size_t va_align = 0, size_t va_phase = 0);
   ~Backing();
   Backing(const Backing&) = delete;
   Backing& operator=(const Backing&) = delete;
@@ -29,9 +35,9 @@ class Backing {
   int fd() const { return fd_; }
   size_t mapped_size() const { return size_; }
   // The address handed to the user (device view: PROT_NONE; host view: read-write).
-  uintptr_t user_address() const { return reinterpret_cast<uintptr_t>(user_); }
+  uintptr_t user_address() const { return reinterpret_cast<uintptr_t>(user_) + delta_; }
   // The address the emulator reads and writes through.
-  char* shadow() const { return static_cast<char*>(shadow_); }
+  char* shadow() const { return static_cast<char*>(shadow_) + delta_; }
 
  private:
   Backing() = default;
@@ -39,6 +45,7 @@ class Backing {
   size_t size_ = 0;
   void* user_ = nullptr;
   void* shadow_ = nullptr;  // == user_ for host views
+  size_t delta_ = 0;        // adopt_range: the first byte's distance from the page boundary
 };
 
 size_t page_size() noexcept;
