@@ -5,6 +5,7 @@
 #include "abi/rt_table.hpp"
 #include "abi/runtime_api.hpp"
 #include "cuda_shim_ext.h"
+#include "external/external.hpp"
 #include "ipc/registry.hpp"
 
 namespace cuda_shim::abi {
@@ -110,3 +111,58 @@ extern "C" __attribute__((visibility("default"))) size_t cuShimCollectGarbage(ch
 }
 
 extern "C" __attribute__((visibility("default"))) int cuShimGetVersion(void) { return 100; }
+
+// ---- exportable semaphores (the other API's side of an external semaphore) -----------------
+namespace {
+using cuda_shim::fail;
+using cuda_shim::ext::SharedSemaphore;
+
+cuda_shim::Errc semaphore_of(int fd, const char* api, std::shared_ptr<SharedSemaphore>& out) {
+  auto o = cuda_shim::ext::identify(fd);
+  if (o.exporter != cuda_shim::ext::Exporter::shim_semaphore || o.info.size < 4096 ||
+      !(out = SharedSemaphore::map(fd)))
+    return fail(Errc::invalid_value, "{}: fd {} is {}, not a semaphore made by cuShimExportableSemaphoreCreate", api,
+                fd, o.describe());
+  return Errc::success;
+}
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int cuShimExportableSemaphoreCreate(int* fd, int timeline,
+                                                                                      unsigned long long initial) {
+  return cuda_shim::abi::driver_call("cuShimExportableSemaphoreCreate", [&]() -> Errc {
+    TRY(cuda_shim::need(fd, "cuShimExportableSemaphoreCreate", "fd"));
+    return cuda_shim::ext::create_semaphore_object(timeline != 0, initial, "cuShimExportableSemaphoreCreate", *fd);
+  });
+}
+
+extern "C" __attribute__((visibility("default"))) int cuShimExportableSemaphoreSignal(int fd, unsigned long long value) {
+  return cuda_shim::abi::driver_call("cuShimExportableSemaphoreSignal", [&]() -> Errc {
+    std::shared_ptr<SharedSemaphore> s;
+    TRY(semaphore_of(fd, "cuShimExportableSemaphoreSignal", s));
+    s->signal(value, s->timeline());
+    return Errc::success;
+  });
+}
+
+extern "C" __attribute__((visibility("default"))) int cuShimExportableSemaphoreGetValue(int fd,
+                                                                                        unsigned long long* value) {
+  return cuda_shim::abi::driver_call("cuShimExportableSemaphoreGetValue", [&]() -> Errc {
+    TRY(cuda_shim::need(value, "cuShimExportableSemaphoreGetValue", "value"));
+    std::shared_ptr<SharedSemaphore> s;
+    TRY(semaphore_of(fd, "cuShimExportableSemaphoreGetValue", s));
+    *value = s->value();
+    return Errc::success;
+  });
+}
+
+extern "C" __attribute__((visibility("default"))) int cuShimExportableSemaphoreWait(int fd, unsigned long long value,
+                                                                                    unsigned int timeoutMs) {
+  return cuda_shim::abi::driver_call("cuShimExportableSemaphoreWait", [&]() -> Errc {
+    std::shared_ptr<SharedSemaphore> s;
+    TRY(semaphore_of(fd, "cuShimExportableSemaphoreWait", s));
+    if (!s->wait(value, s->timeline(), static_cast<long>(timeoutMs)))
+      return fail(Errc::not_ready, "cuShimExportableSemaphoreWait: the semaphore did not reach {} within {} ms", value,
+                  timeoutMs);
+    return Errc::success;
+  });
+}

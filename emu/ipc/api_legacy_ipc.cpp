@@ -57,12 +57,13 @@ Errc cuIpcGetMemHandle(CUipcMemHandle* pHandle, CUdeviceptr dptr) noexcept {
   TRY(require_context(api, ctx));
   TRY(need(pHandle, api, "pHandle"));
   RangePtr r = AddressSpace::get().find(dptr);
-  if (!r || r->kind != Kind::device || r->ipc_opened || !r->backing)
+  if (!r || r->kind != Kind::device || r->ipc_opened || r->external || !r->backing)
     return fail(Errc::invalid_value, "{}: {:#x} is {}; legacy IPC shares only cuMemAlloc/cudaMalloc memory (use "
                 "cuMemPoolExportPointer for pool memory and cuMemExportToShareableHandle for cuMemCreate memory)",
                 api, dptr,
                 !r ? "not an allocation the driver knows" : r->ipc_opened ? "memory opened from another process's "
-                "handle" : fmt::format("{}", mem::kind_name(r->kind)));
+                "handle" : r->external ? "a buffer mapped from external memory (share the exporter's handle instead)"
+                : fmt::format("{}", mem::kind_name(r->kind)));
   MemHandle h{kMemMagic, ipc::kLayoutVersion, {}, r->size};
   {
     std::lock_guard lk(g_export_m);

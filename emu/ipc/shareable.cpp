@@ -21,12 +21,13 @@ const char* kind_word(ObjectKind k) noexcept {
   switch (k) {
     case ObjectKind::pool: return "pool";
     case ObjectKind::vmm: return "vmm";
+    case ObjectKind::semaphore: return "semaphore";
   }
   return "?";
 }
 
 bool kind_from_word(const std::string& w, ObjectKind& k) {
-  for (ObjectKind c : {ObjectKind::pool, ObjectKind::vmm})
+  for (ObjectKind c : {ObjectKind::pool, ObjectKind::vmm, ObjectKind::semaphore})
     if (w == kind_word(c)) {
       k = c;
       return true;
@@ -86,6 +87,7 @@ const char* object_kind_name(ObjectKind k) noexcept {
   switch (k) {
     case ObjectKind::pool: return "memory pool";
     case ObjectKind::vmm: return "cuMemCreate allocation";
+    case ObjectKind::semaphore: return "semaphore";
   }
   return "object";
 }

@@ -31,6 +31,7 @@ bool from_hex(const std::string& s, Token& out);
 enum class ObjectKind : uint8_t {
   pool,        // a memory pool's whole window (fields: loc_type, loc_id, handle_types, alloc_type, capacity)
   vmm,         // a cuMemCreate allocation (fields: the CUmemAllocationProp that matters)
+  semaphore,   // an exportable semaphore standing in for another API's (fields: timeline 0/1)
 };
 const char* object_kind_name(ObjectKind k) noexcept;
 

@@ -56,6 +56,7 @@ struct Range {
   std::atomic<bool> sync_memops{false};
   ipc::Token ipc_export;     // cuIpcGetMemHandle's registry record, withdrawn with the range
   bool ipc_opened = false;   // mapped by cuIpcOpenMemHandle: only cuIpcCloseMemHandle unmaps it
+  bool external = false;     // a buffer mapped from external memory (cuExternalMemoryGetMappedBuffer)
 
   Range() = default;
   Range(const Range&) = delete;

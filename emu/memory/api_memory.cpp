@@ -218,9 +218,11 @@ Errc cuMemFreeHost(void* p) noexcept {
   TRY(require_context(api, ctx));
   if (!p) return Errc::success;  // measured: cuMemFreeHost(NULL) is a no-op
   auto v = reinterpret_cast<uintptr_t>(p);
-  // Measured: the real driver also frees a device allocation handed to cuMemFreeHost.
-  RangePtr r = AddressSpace::get().remove_base(
-      v, [](const Range& x) { return x.kind == Kind::host_pinned || (x.kind == Kind::device && !x.ipc_opened); });
+  // Measured: the real driver also frees a cuMemAlloc block handed to cuMemFreeHost, but not a
+  // buffer mapped from external memory.
+  RangePtr r = AddressSpace::get().remove_base(v, [](const Range& x) {
+    return x.kind == Kind::host_pinned || (x.kind == Kind::device && !x.ipc_opened && !x.external);
+  });
   if (!r) return not_an_allocation(v, Kind::host_pinned, api, "p");
   if (r->kind == Kind::device) mem::uncharge(r->ordinal, r->accounted);
   if (r->ctx) r->ctx->synchronize();

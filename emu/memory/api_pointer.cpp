@@ -45,13 +45,15 @@ Errc get_one(void* data, CUpointer_attribute a, CUdeviceptr p, const RangePtr& r
     case CU_POINTER_ATTRIBUTE_BUFFER_ID: put<unsigned long long>(data, r->buffer_id); return Errc::success;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED: put_bool(data, r->kind == Kind::managed); return Errc::success;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: put<int>(data, r->ordinal); return Errc::success;
-    // Measured: memory opened from an IPC handle is not itself exportable.
-    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: put_bool(data, dev && !r->ipc_opened); return Errc::success;
+    // Measured: memory opened from an IPC handle, or mapped from external memory, is not itself exportable.
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+      put_bool(data, dev && !r->ipc_opened && !r->external);
+      return Errc::success;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: put<CUdeviceptr>(data, r->base); return Errc::success;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE: put<size_t>(data, r->size); return Errc::success;
     case CU_POINTER_ATTRIBUTE_MAPPED: put_bool(data, true); return Errc::success;
     case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: put<unsigned long long>(data, 0); return Errc::success;
-    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: put_bool(data, dev); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: put_bool(data, dev && !r->external); return Errc::success;
     case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
       put<unsigned>(data, CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE);
       return Errc::success;

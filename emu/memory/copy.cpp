@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/context.hpp"
+#include "memory/array.hpp"
 #include "memory/pool.hpp"
 #include "vmm/vmm.hpp"
 
@@ -186,6 +187,28 @@ Errc submit_fill(FillOp op, const Submit& how, const char* api) {
 
 namespace {
 
+// One end of a 2D/3D copy that is an array level: x counts bytes, y rows, z slices.
+Errc side_array(CUarray h, size_t x, size_t y, size_t z, const Copy3DArgs& a, bool is_src, const char* api, Side& out) {
+  const char* pre = is_src ? "src" : "dst";
+  if (!h) return fail(Errc::invalid_value, "{}: {}MemoryType is CU_MEMORYTYPE_ARRAY but {}Array is NULL", api, pre, pre);
+  ArrayPtr arr;
+  TRY(array_arg(h, api, is_src ? "srcArray" : "dstArray", arr));
+  if (x % arr->elem != 0 || a.width % arr->elem != 0)
+    return fail(Errc::invalid_value, "{}: {}XInBytes {} and WidthInBytes {} must be multiples of the array's {}-byte "
+                "element", api, pre, x, a.width, arr->elem);
+  if (x > arr->pitch || a.width > arr->pitch - x || y > arr->rows || a.height > arr->rows - y || z > arr->slices ||
+      a.depth > arr->slices - z)
+    return fail(Errc::invalid_value, "{}: the copy's {} box ({}+{} bytes, {}+{} rows, {}+{} slices) does not fit the "
+                "{}x{}x{} array level ({} bytes per row)", api, pre, x, a.width, y, a.height, z, a.depth,
+                arr->desc.Width, arr->rows, arr->slices, arr->pitch);
+  out.pitch = arr->pitch;
+  out.slice = arr->pitch * arr->rows;
+  out.p = arr->host + z * out.slice + y * out.pitch + x;
+  out.r = arr->memory;
+  out.more = nullptr;
+  return Errc::success;
+}
+
 Errc side_3d(CUmemorytype type, const void* host, CUdeviceptr dev, CUarray arr, size_t x, size_t y, size_t z,
              size_t pitch, size_t height, const Copy3DArgs& a, bool is_src, const char* api, Side& out) {
   const char* pre = is_src ? "src" : "dst";
@@ -195,11 +218,7 @@ Errc side_3d(CUmemorytype type, const void* host, CUdeviceptr dev, CUarray arr, 
     case CU_MEMORYTYPE_HOST: space = Space::host; base = reinterpret_cast<uintptr_t>(host); break;
     case CU_MEMORYTYPE_DEVICE: space = Space::device; base = dev; break;
     case CU_MEMORYTYPE_UNIFIED: space = Space::unified; base = dev; break;
-    case CU_MEMORYTYPE_ARRAY:
-      if (!arr) return fail(Errc::invalid_value, "{}: {}MemoryType is CU_MEMORYTYPE_ARRAY but {}Array is NULL", api, pre, pre);
-      return fail(Errc::not_supported,
-                  "{}: {}MemoryType is CU_MEMORYTYPE_ARRAY: CUDA arrays are not emulated by cuda-shim (use linear "
-                  "memory with a pitch)", api, pre);
+    case CU_MEMORYTYPE_ARRAY: return side_array(arr, x, y, z, a, is_src, api, out);
     default:
       return fail(Errc::invalid_value, "{}: {}MemoryType = {} is not a CUmemorytype (HOST 1, DEVICE 2, ARRAY 3, "
                   "UNIFIED 4)", api, pre, static_cast<int>(type));

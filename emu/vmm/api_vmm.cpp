@@ -597,8 +597,14 @@ Errc cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location, CU
     return fail(Errc::invalid_value, "{}: location->type {} ({}) has no access to ask about (use DEVICE, HOST or "
                 "HOST_NUMA)", api, t, mem::location_name(t));
   auto m = mapping_at(ptr);
-  if (!m)  // measured
-    return fail(Errc::invalid_value, "{}: ptr = {:#x} lies in no cuMemMap mapping", api, ptr);
+  if (!m) {
+    // Measured: a buffer mapped from external memory answers with no access at all.
+    if (RangePtr r = AddressSpace::get().find(ptr); r && r->external) {
+      *flags = 0;
+      return Errc::success;
+    }
+    return fail(Errc::invalid_value, "{}: ptr = {:#x} lies in no cuMemMap mapping", api, ptr);  // measured
+  }
   *flags = t == CU_MEM_LOCATION_TYPE_DEVICE ? m->device_access(location->id) : reported_host_flags(*m);
   return Errc::success;
 }

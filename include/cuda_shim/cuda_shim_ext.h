@@ -28,6 +28,23 @@ size_t cuShimIpcState(char *buf, size_t len);
  * writes one line per segment removed. Same copy rules as above. */
 size_t cuShimCollectGarbage(char *buf, size_t len);
 
+/* Exportable semaphores: the other API's side of an external semaphore. A program importing
+ * a semaphore (cuImportExternalSemaphore) gets its fd from another API, e.g. Vulkan's
+ * vkGetSemaphoreFdKHR; without such a driver, these make, signal and wait on one:
+ *   create: *fd receives a new semaphore object's fd (binary when timeline is 0: value 1 means
+ *           signaled), which cuImportExternalSemaphore takes as OPAQUE_FD (binary) or
+ *           TIMELINE_SEMAPHORE_FD (timeline) and which crosses processes over SCM_RIGHTS;
+ *   signal: binary: becomes signaled; timeline: the counter becomes value;
+ *   value:  the current value (binary: 1 signaled, 0 not);
+ *   wait:   binary: waits until signaled and unsignals; timeline: until the counter >= value;
+ *           gives up after timeoutMs (CUDA_ERROR_TIMEOUT is not a driver code: it returns
+ *           CUDA_ERROR_NOT_READY, 600).
+ * Each returns a CUresult value; the fd stays the caller's (close it when done). */
+int cuShimExportableSemaphoreCreate(int *fd, int timeline, unsigned long long initialValue);
+int cuShimExportableSemaphoreSignal(int fd, unsigned long long value);
+int cuShimExportableSemaphoreGetValue(int fd, unsigned long long *value);
+int cuShimExportableSemaphoreWait(int fd, unsigned long long value, unsigned int timeoutMs);
+
 /* cuda-shim's version as MAJOR*10000 + MINOR*100 + PATCH. */
 int cuShimGetVersion(void);
 
