@@ -2,6 +2,9 @@
 // answered with the documented code instead of being dereferenced.
 #include <cuda.h>
 #include <cuda_shim_ext.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -91,4 +94,62 @@ TEST_CASE("config file: keys, env override, and warnings for unknown keys", "[co
   CHECK(c.device[0].name == "NVIDIA H200");
   REQUIRE(c.warnings.size() == 1);
   CHECK(c.warnings[0].find("bogus") != std::string::npos);
+}
+
+TEST_CASE("an fd no exporter made is explained: what it is, and where importable fds come from", "[explain]") {
+  primary();
+  int fd = memfd_create("my-buffer", MFD_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(ftruncate(fd, 1 << 20) == 0);
+  CUDA_EXTERNAL_MEMORY_HANDLE_DESC d{};
+  d.type = CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+  d.handle.fd = fd;
+  d.size = 1 << 20;
+  CUexternalMemory m = nullptr;
+  CHECK(cuImportExternalMemory(&m, &d) == CUDA_ERROR_UNKNOWN);  // the real driver's code
+  CHECK(last_why().find("a memfd (\"my-buffer\"") != std::string::npos);
+  CHECK(last_why().find("vkGetMemoryFdKHR") != std::string::npos);
+  CHECK(last_why().find("the fd is closed") != std::string::npos);
+  CHECK(fcntl(fd, F_GETFD) == -1);  // consumed, as by the real driver
+}
+
+TEST_CASE("external objects destroyed twice are refused, never dereferenced", "[explain]") {
+  primary();
+  CUmemAllocationProp p{};
+  p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  CUmemGenericAllocationHandle h = 0;
+  REQUIRE(cuMemCreate(&h, 2 << 20, &p, 0) == CUDA_SUCCESS);
+  int fd = -1;
+  REQUIRE(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) == CUDA_SUCCESS);
+  CUDA_EXTERNAL_MEMORY_HANDLE_DESC d{};
+  d.type = CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+  d.handle.fd = fd;
+  d.size = 2 << 20;
+  CUexternalMemory m = nullptr;
+  REQUIRE(cuImportExternalMemory(&m, &d) == CUDA_SUCCESS);
+  CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC md{};
+  md.arrayDesc.Width = md.arrayDesc.Height = 64;
+  md.arrayDesc.Format = CU_AD_FORMAT_FLOAT;
+  md.arrayDesc.NumChannels = 1;
+  md.numLevels = 1;
+  CUmipmappedArray mm = nullptr;
+  REQUIRE(cuExternalMemoryGetMappedMipmappedArray(&mm, m, &md) == CUDA_SUCCESS);
+  CHECK(cuMipmappedArrayDestroy(mm) == CUDA_SUCCESS);
+  CHECK(cuMipmappedArrayDestroy(mm) == CUDA_ERROR_INVALID_HANDLE);  // the real driver: SIGSEGV
+  CHECK(cuDestroyExternalMemory(m) == CUDA_SUCCESS);
+  CHECK(cuDestroyExternalMemory(m) == CUDA_ERROR_INVALID_HANDLE);   // the real driver: SIGSEGV
+  CHECK(last_why().find("destroyed already") != std::string::npos);
+  CUDA_EXTERNAL_MEMORY_BUFFER_DESC bd{};
+  bd.size = 4096;
+  CUdeviceptr ptr = 0;
+  CHECK(cuExternalMemoryGetMappedBuffer(&ptr, m, &bd) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(cuExternalMemoryGetMappedBuffer(&ptr, reinterpret_cast<CUexternalMemory>(0x1234), &bd) ==
+        CUDA_ERROR_INVALID_HANDLE);
+  CUexternalSemaphore garbage = reinterpret_cast<CUexternalSemaphore>(0x5678);
+  CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp{};
+  CHECK(cuSignalExternalSemaphoresAsync(&garbage, &sp, 1, nullptr) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(cuDestroyExternalSemaphore(garbage) == CUDA_ERROR_INVALID_HANDLE);
+  CHECK(cuMemRelease(h) == CUDA_SUCCESS);
 }
