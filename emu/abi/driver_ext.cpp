@@ -6,6 +6,7 @@
 #include "abi/runtime_api.hpp"
 #include "cuda_shim_ext.h"
 #include "external/external.hpp"
+#include "memory/managed.hpp"
 #include "ipc/registry.hpp"
 
 namespace cuda_shim::abi {
@@ -165,4 +166,32 @@ extern "C" __attribute__((visibility("default"))) int cuShimExportableSemaphoreW
                   timeoutMs);
     return Errc::success;
   });
+}
+
+// ---- managed memory ---------------------------------------------------------------------------
+extern "C" __attribute__((visibility("default"))) int cuShimGetManagedAttachment(unsigned long long ptr,
+                                                                                 unsigned int* flags,
+                                                                                 unsigned long long* streamId) {
+  return cuda_shim::abi::driver_call("cuShimGetManagedAttachment", [&]() -> Errc {
+    TRY(cuda_shim::need(flags, "cuShimGetManagedAttachment", "flags"));
+    TRY(cuda_shim::need(streamId, "cuShimGetManagedAttachment", "streamId"));
+    unsigned f = 0;
+    uint64_t id = 0;
+    TRY(cuda_shim::mem::attachment(static_cast<uintptr_t>(ptr), f, id));
+    *flags = f;
+    *streamId = id;
+    return Errc::success;
+  });
+}
+
+extern "C" __attribute__((visibility("default"))) unsigned long long cuShimManagedViolations(void) {
+  return cuda_shim::mem::managed_violations();
+}
+
+extern "C" __attribute__((visibility("default"))) size_t cuShimGetLastManagedViolation(char* buf, size_t len) {
+  try {
+    return copy_out(cuda_shim::mem::last_managed_violation(), buf, len);
+  } catch (...) {
+    return 0;
+  }
 }

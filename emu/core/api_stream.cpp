@@ -6,6 +6,7 @@
 #include "core/context.hpp"
 #include "core/driver.hpp"
 #include "ipc/registry.hpp"
+#include "memory/managed.hpp"
 #include "memory/pool.hpp"
 
 namespace cuda_shim::api {
@@ -147,6 +148,8 @@ Errc cuStreamDestroy_v2(CUstream h) noexcept {
                 static_cast<void*>(h));
   auto s = streams().remove(h);
   if (!s) return fail(Errc::invalid_handle, "cuStreamDestroy: {} is not a live stream", static_cast<void*>(h));
+  // Managed memory attached to it reverts to its default association after the stream's work.
+  mem::stream_destroyed(s);
   // Work already queued still completes (the worker holds its own reference).
   return Errc::success;
 }

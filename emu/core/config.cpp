@@ -55,6 +55,10 @@ void Config::apply_file_text(const std::string& text, const std::string& origin)
       explain = parse_bool(val);
     } else if (key == "trace") {
       trace = parse_bool(val);
+    } else if (key == "concurrent_managed_access") {
+      concurrent_managed_access = parse_bool(val) ? 1 : 0;
+    } else if (key == "pageable_memory_access") {
+      pageable_memory_access = parse_bool(val) ? 1 : 0;
     } else if (key.rfind("device.", 0) == 0) {
       // device.N.field
       auto dot = key.find('.', 7);
@@ -68,6 +72,8 @@ void Config::apply_file_text(const std::string& text, const std::string& origin)
       if (field == "name") device[idx].name = val.substr(0, 255);
       else if (field == "total_mem" && parse_u64(val, n) && n > 0) device[idx].total_mem = n;
       else if (field == "numa_id" && parse_u64(val, n) && n < 1024) device[idx].numa_id = static_cast<int>(n);
+      else if (field == "concurrent_managed_access") device[idx].concurrent_managed_access = parse_bool(val) ? 1 : 0;
+      else if (field == "pageable_memory_access") device[idx].pageable_memory_access = parse_bool(val) ? 1 : 0;
       else warnings.push_back(fmt::format("{}:{}: bad device field '{}'", origin, lineno, key));
     } else {
       warnings.push_back(fmt::format("{}:{}: unknown or invalid setting '{}'", origin, lineno, line));
@@ -81,12 +87,20 @@ void Config::apply_env() {
   if (const char* v = std::getenv("CUDA_SHIM_DRIVER_VERSION")) text += fmt::format("driver_version = {}\n", v);
   if (const char* v = std::getenv("CUDA_SHIM_EXPLAIN")) text += fmt::format("explain = {}\n", v);
   if (const char* v = std::getenv("CUDA_SHIM_TRACE")) text += fmt::format("trace = {}\n", v);
+  if (const char* v = std::getenv("CUDA_SHIM_CONCURRENT_MANAGED_ACCESS"))
+    text += fmt::format("concurrent_managed_access = {}\n", v);
+  if (const char* v = std::getenv("CUDA_SHIM_PAGEABLE_MEMORY_ACCESS"))
+    text += fmt::format("pageable_memory_access = {}\n", v);
   apply_file_text(text, "environment");
 }
 
 void Config::finalize() {
   if (device.size() < static_cast<size_t>(devices)) device.resize(devices);
   device.resize(devices);
+  for (auto& d : device) {
+    if (d.concurrent_managed_access < 0) d.concurrent_managed_access = concurrent_managed_access;
+    if (d.pageable_memory_access < 0) d.pageable_memory_access = pageable_memory_access;
+  }
 }
 
 const Config& Config::get() {

@@ -11,6 +11,10 @@ struct DeviceConfig {
   std::string name = "NVIDIA H200";
   uint64_t total_mem = 150109880320ull;
   int numa_id = 0;
+  // Device profile knobs (the H200's values by default): CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
+  // and _PAGEABLE_MEMORY_ACCESS. -1: not set for this device (the process-wide setting applies).
+  int concurrent_managed_access = -1;
+  int pageable_memory_access = -1;
 };
 
 struct Config {
@@ -18,6 +22,8 @@ struct Config {
   int driver_version = 13030;  // what cuDriverGetVersion reports
   bool explain = false;        // print why each failing call failed
   bool trace = false;          // print every call
+  int concurrent_managed_access = 1;  // every device's, unless device.N.* says otherwise
+  int pageable_memory_access = 0;
   std::vector<DeviceConfig> device;  // size == devices
   std::vector<std::string> warnings; // problems found while reading; printed once
 

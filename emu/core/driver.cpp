@@ -10,6 +10,8 @@ namespace cuda_shim {
 namespace {
 
 constexpr int kAttrHostNumaId = 134;                 // CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID
+constexpr int kAttrPageableMemoryAccess = 88;          // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
+constexpr int kAttrConcurrentManagedAccess = 89;       // CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
 constexpr int kAttrLogicalEndpointUnicast = 153;     // CUDA 13.3
 constexpr int kAttrLogicalEndpointMulticast = 154;   // CUDA 13.3
 constexpr int kAttrPciBusId = 33;
@@ -56,6 +58,11 @@ Driver::Driver() : cfg_(Config::get()) {
 #include "core/device_profile.def"
 #undef DEV_ATTR
     d->attr[kAttrHostNumaId] = d->cfg.numa_id;
+    // Profile knobs: an older or differently attached GPU (CONCURRENT_MANAGED_ACCESS 0: the host
+    // may not touch managed memory while the device runs; PAGEABLE_MEMORY_ACCESS 1: the device
+    // reaches plain malloc'd memory, as with HMM or ATS).
+    d->attr[kAttrConcurrentManagedAccess] = d->cfg.concurrent_managed_access;
+    d->attr[kAttrPageableMemoryAccess] = d->cfg.pageable_memory_access;
     d->attr_valid[kAttrHostNumaId] = true;
     // PCI location: the measured H200 sits at 0000:00:06.0; further devices follow it.
     d->pci_domain = d->attr[kAttrPciDomainId];

@@ -59,6 +59,12 @@ std::vector<Dep> Stream::implicit_deps() {
   return deps;
 }
 
+namespace {
+std::atomic<const ActivityHooks*> g_hooks{nullptr};
+}  // namespace
+
+void set_activity_hooks(const ActivityHooks* hooks) { g_hooks.store(hooks, std::memory_order_release); }
+
 uint64_t Stream::enqueue(std::function<void()> fn, std::vector<Dep> deps, bool inline_ok) {
   for (auto& d : implicit_deps()) deps.push_back(std::move(d));
   std::unique_lock lk(m_);
@@ -82,6 +88,8 @@ uint64_t Stream::enqueue(std::function<void()> fn, std::vector<Dep> deps, bool i
     worker_active_ = true;
     std::thread([self = shared_from_this()] { self->worker_loop(); }).detach();
   }
+  lk.unlock();
+  if (const ActivityHooks* h = g_hooks.load(std::memory_order_acquire)) h->busy(*this);
   return seq;
 }
 
@@ -91,6 +99,7 @@ void Stream::finish(uint64_t seq) {
 }
 
 void Stream::worker_loop() {
+  if (const ActivityHooks* h = g_hooks.load(std::memory_order_acquire)) h->worker_thread();
   for (;;) {
     Op op;
     {
@@ -107,6 +116,7 @@ void Stream::worker_loop() {
     for (auto& d : op.deps) wait_dep(d);
     if (op.fn) op.fn();
     op.fn = nullptr;
+    if (const ActivityHooks* h = g_hooks.load(std::memory_order_acquire)) h->idle(*this, op.seq);
     finish(op.seq);
   }
 }

@@ -114,6 +114,16 @@ class Stream : public std::enable_shared_from_this<Stream> {
   ClockPtr clock_;
 };
 
+// Observers of streams turning busy (work queued behind the caller) and idle (before the last
+// queued operation, `seq`, is published as complete), for memory whose host access depends on
+// it (managed memory without concurrent access). Null: nobody listens (one relaxed load).
+struct ActivityHooks {
+  void (*busy)(const Stream&);
+  void (*idle)(const Stream&, uint64_t seq);
+  void (*worker_thread)();  // called once on every stream worker thread
+};
+void set_activity_hooks(const ActivityHooks* hooks);
+
 // Global progress signal: any completion wakes waiters (cheap when no one waits).
 void notify_progress();
 template <class Pred>

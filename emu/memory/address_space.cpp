@@ -8,11 +8,13 @@
 #include <mutex>
 
 #include "core/thread_state.hpp"
+#include "memory/managed.hpp"
 
 namespace cuda_shim::mem {
 
 Range::~Range() {
   if (!ipc_export.zero()) ipc::withdraw(ipc::RecordKind::legacy_mem, ipc_export);
+  if (managed) forget_managed(*managed);
 }
 
 const char* kind_name(Kind k) noexcept {

@@ -26,6 +26,7 @@ struct Mapping;
 namespace cuda_shim::mem {
 
 class Pool;
+struct ManagedState;
 
 enum class Kind {
   device,           // cuMemAlloc / cuMemAllocPitch
@@ -53,6 +54,7 @@ struct Range {
   std::shared_ptr<Backing> backing;  // null for registered host memory
   std::shared_ptr<Pool> pool;        // Kind::pool: keeps the window mapped while in use
   std::shared_ptr<vmm::Mapping> vmm; // Kind::vmm: keeps the allocation alive while in use
+  std::shared_ptr<ManagedState> managed;  // Kind::managed: association and advice
   std::atomic<bool> sync_memops{false};
   ipc::Token ipc_export;     // cuIpcGetMemHandle's registry record, withdrawn with the range
   bool ipc_opened = false;   // mapped by cuIpcOpenMemHandle: only cuIpcCloseMemHandle unmaps it

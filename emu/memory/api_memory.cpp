@@ -152,7 +152,8 @@ Errc cuMemFree_v2(CUdeviceptr dptr) noexcept {
   // Measured: freeing needs no current context (the allocation knows its own).
   TRY(Driver::get().require_init(api));
   if (dptr == 0) return Errc::success;  // measured: cuMemFree(0) is a no-op
-  RangePtr r = AddressSpace::get().remove_base(dptr, [](const Range& x) { return x.kind == Kind::device && !x.ipc_opened; });
+  RangePtr r = AddressSpace::get().remove_base(
+      dptr, [](const Range& x) { return (x.kind == Kind::device && !x.ipc_opened) || x.kind == Kind::managed; });
   if (!r) {
     // Not a cuMemAlloc block: a stream-ordered allocation waits for the device's work, then frees.
     // Looked up only here so that the common free costs one lookup.
@@ -237,6 +238,7 @@ Errc cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int Flag
   if (Flags != 0) return fail(Errc::invalid_value, "{}: Flags must be 0 (got {:#x})", api, Flags);
   auto v = reinterpret_cast<uintptr_t>(p);
   RangePtr r = AddressSpace::get().find(v);
+  if (r && r->kind == Kind::managed) *pdptr = 0;  // measured: written before the refusal
   if (!r || !r->host_kind())
     return fail(Errc::invalid_value, "{}: p = {} is {}; only pinned (cuMemHostAlloc) or registered "
                 "(cuMemHostRegister) host memory has a device pointer", api, p,
@@ -251,6 +253,10 @@ Errc cuMemHostGetFlags(unsigned int* pFlags, void* p) noexcept {
   TRY(require_context(api, ctx));
   TRY(need(pFlags, api, "pFlags"));
   RangePtr r = AddressSpace::get().find(reinterpret_cast<uintptr_t>(p));
+  if (r && r->kind == Kind::managed) {  // measured: managed memory reads as mapped host memory
+    *pFlags = CU_MEMHOSTALLOC_DEVICEMAP;
+    return Errc::success;
+  }
   if (!r || !r->host_kind())
     return fail(Errc::invalid_value, "{}: p = {} is {}, not pinned host memory", api, p,
                 r ? mem::kind_name(r->kind) : "not memory the driver knows");

@@ -27,10 +27,11 @@ void put_bool(void* data, bool b) { put<int>(data, b ? 1 : 0); }
 // turns it into a default value for that slot instead).
 Errc get_one(void* data, CUpointer_attribute a, CUdeviceptr p, const RangePtr& r, const char* api) {
   const bool dev = r->kind == Kind::device;
+  const bool managed = r->kind == Kind::managed;
   switch (a) {
     case CU_POINTER_ATTRIBUTE_CONTEXT: put(data, reinterpret_cast<CUcontext>(r->ctx.get())); return Errc::success;
-    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-      put<unsigned>(data, dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST);
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:  // measured: managed memory is device memory with a host address
+      put<unsigned>(data, dev || managed ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST);
       return Errc::success;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: put<CUdeviceptr>(data, p); return Errc::success;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:

@@ -182,9 +182,9 @@ Errc free_async(CUdeviceptr dptr, CUstream h, bool pt, const char* api) {
   if (const mem::Range* w = AddressSpace::get().find_cached(dptr); w && w->kind == Kind::pool)
     return w->pool->free_async(dptr, *s, api);
   RangePtr r = AddressSpace::get().find(dptr);
-  if (r && r->external)  // measured: NOT_SUPPORTED, and the buffer stays mapped
-    return fail(Errc::not_supported, "{}: {:#x} is a buffer mapped from external memory; free it with cuMemFree", api,
-                dptr);
+  if (r && (r->external || r->kind == Kind::managed))  // measured: NOT_SUPPORTED, and the memory stays
+    return fail(Errc::not_supported, "{}: {:#x} is {}; free it with cuMemFree", api, dptr,
+                r->external ? "a buffer mapped from external memory" : "managed memory (cuMemAllocManaged)");
   if (r && r->kind == Kind::device && r->base == dptr) {
     // Measured: cuMemFreeAsync also frees cuMemAlloc memory. Work already queued keeps
     // the mapping alive through its own reference.

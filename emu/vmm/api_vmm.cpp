@@ -598,8 +598,8 @@ Errc cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location, CU
                 "HOST_NUMA)", api, t, mem::location_name(t));
   auto m = mapping_at(ptr);
   if (!m) {
-    // Measured: a buffer mapped from external memory answers with no access at all.
-    if (RangePtr r = AddressSpace::get().find(ptr); r && r->external) {
+    // Measured: a buffer mapped from external memory, and managed memory, answer with no access at all.
+    if (RangePtr r = AddressSpace::get().find(ptr); r && (r->external || r->kind == Kind::managed)) {
       *flags = 0;
       return Errc::success;
     }

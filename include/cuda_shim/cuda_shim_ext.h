@@ -45,6 +45,20 @@ int cuShimExportableSemaphoreSignal(int fd, unsigned long long value);
 int cuShimExportableSemaphoreGetValue(int fd, unsigned long long *value);
 int cuShimExportableSemaphoreWait(int fd, unsigned long long value, unsigned int timeoutMs);
 
+/* Managed memory. The stream association of the managed allocation holding ptr, as it stands
+ * now (cuStreamAttachMemAsync changes it in stream order): *flags gets CU_MEM_ATTACH_GLOBAL,
+ * _HOST or _SINGLE, *streamId the stream's id (cuStreamGetId) for SINGLE, else 0. Returns a
+ * CUresult value (CUDA_ERROR_INVALID_VALUE when ptr is not managed memory). */
+int cuShimGetManagedAttachment(unsigned long long ptr, unsigned int *flags, unsigned long long *streamId);
+
+/* On a device profile without concurrent managed access (CUDA_SHIM_CONCURRENT_MANAGED_ACCESS=0),
+ * host code touching managed memory while the device may use it is a violation: it is reported
+ * on stderr (CUDA_SHIM_MANAGED_FAULT=quiet: not printed; =abort: the process dies of SIGSEGV, as
+ * on a real GPU) and counted. How many so far, and the last one's explanation (same copy rules as
+ * cuShimGetLastExplanation). */
+unsigned long long cuShimManagedViolations(void);
+size_t cuShimGetLastManagedViolation(char *buf, size_t len);
+
 /* cuda-shim's version as MAJOR*10000 + MINOR*100 + PATCH. */
 int cuShimGetVersion(void);
 
