@@ -1,0 +1,441 @@
+// Driver entries: advice, prefetch and range queries on managed memory (cuMemAdvise,
+// cuMemPrefetchAsync, cuMemRangeGetAttribute(s)), CUDA 13 forms (CUmemLocation) and the older
+// CUdevice forms as converters. Rules marked "measured" were observed on NVIDIA's driver
+// 580.159.04 (H200, CUDA 13.0; tools/probe/probe_managed.cpp and its output beside it).
+//  - Advice and the last prefetch location are per page (memory/advice.hpp). They change
+//    nothing else here: the emulator has one copy of managed memory, so read duplication,
+//    preferred locations and mappings only come back through cuMemRangeGetAttribute.
+//  - cuMemPrefetchAsync records its location when called (measured: visible before the stream
+//    reaches it) and is an operation of its stream, which it keeps busy like any other.
+//  - Pageable host memory qualifies on devices with CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
+//    (documented; the H200 probed has 0): its advice lives in one process-wide page map.
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "abi/driver_api.hpp"
+#include "core/context.hpp"
+#include "core/driver.hpp"
+#include "core/stream.hpp"
+#include "memory/address_space.hpp"
+#include "memory/advice.hpp"
+#include "memory/managed.hpp"
+
+namespace cuda_shim::api {
+namespace {
+
+using mem::AddressSpace;
+using mem::AdviceMap;
+using mem::Kind;
+using mem::RangePtr;
+
+bool valid_ordinal(int id) { return id >= 0 && id < Driver::get().device_count(); }
+
+// A host NUMA node the emulated machine has: one some device reports as its host NUMA id (as
+// the pool and VMM modules decide).
+bool valid_numa(int id) {
+  auto& d = Driver::get();
+  for (int i = 0; i < d.device_count(); ++i)
+    if (d.dev(i).cfg.numa_id == id) return true;
+  return false;
+}
+
+// The NUMA node of the calling thread (CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT): the CPU's node
+// when the emulated machine has it, else the current device's host NUMA node.
+int current_numa(int ordinal) {
+  unsigned cpu = 0, node = 0;
+  if (::syscall(SYS_getcpu, &cpu, &node, nullptr) == 0 && valid_numa(static_cast<int>(node)))
+    return static_cast<int>(node);
+  auto& d = Driver::get();
+  return valid_ordinal(ordinal) ? d.dev(ordinal).cfg.numa_id : 0;
+}
+
+bool pageable_access(int ordinal) {
+  return valid_ordinal(ordinal) && Driver::get().dev(ordinal).attr[88] != 0;  // PAGEABLE_MEMORY_ACCESS
+}
+bool concurrent_access(int ordinal) {
+  return valid_ordinal(ordinal) && Driver::get().dev(ordinal).attr[89] != 0;  // CONCURRENT_MANAGED_ACCESS
+}
+
+const char* advice_name(int a) {
+  switch (a) {
+    case CU_MEM_ADVISE_SET_READ_MOSTLY: return "CU_MEM_ADVISE_SET_READ_MOSTLY";
+    case CU_MEM_ADVISE_UNSET_READ_MOSTLY: return "CU_MEM_ADVISE_UNSET_READ_MOSTLY";
+    case CU_MEM_ADVISE_SET_PREFERRED_LOCATION: return "CU_MEM_ADVISE_SET_PREFERRED_LOCATION";
+    case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION: return "CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION";
+    case CU_MEM_ADVISE_SET_ACCESSED_BY: return "CU_MEM_ADVISE_SET_ACCESSED_BY";
+    case CU_MEM_ADVISE_UNSET_ACCESSED_BY: return "CU_MEM_ADVISE_UNSET_ACCESSED_BY";
+  }
+  return "not a CUmem_advise";
+}
+
+// Whether every page of [p, p + n) is mapped in this process (pageable memory must be "a valid,
+// host-accessible region", documented).
+bool host_mapped(uintptr_t p, size_t n) {
+  const size_t ps = mem::page_size();
+  uintptr_t a = p / ps * ps;
+  const uintptr_t end = p + n;
+  std::vector<unsigned char> vec(1024);
+  while (a < end) {
+    const size_t len = std::min<uintptr_t>(end - a + ps - 1, uintptr_t(vec.size()) * ps) / ps * ps;
+    if (::mincore(reinterpret_cast<void*>(a), len, vec.data()) != 0 && errno == ENOMEM) return false;
+    a += len;
+  }
+  return true;
+}
+
+// What an advise, prefetch or query addresses: the advice map of one managed allocation, or
+// (pageable memory) the process-wide one, and the byte offset of the range in it.
+struct Target {
+  RangePtr range;         // the managed allocation (null for pageable memory)
+  AdviceMap* map = nullptr;
+  std::mutex* m = nullptr;
+  uintptr_t off = 0;
+  bool pageable = false;
+};
+
+// [p, p + n) as one managed allocation (measured: else INVALID_VALUE: device, pinned, pageable,
+// NULL, freed; length 0; past the end, even into an adjacent managed allocation), or pageable
+// host memory where the current device has PAGEABLE_MEMORY_ACCESS.
+Errc target(uintptr_t p, size_t n, int ordinal, const char* api, const char* what, Target& t) {
+  if (p == 0) return fail(Errc::invalid_value, "{}: {} is NULL", api, what);
+  RangePtr r = AddressSpace::get().find(p);
+  if (r && r->kind == Kind::managed) {
+    TRY(mem::managed_range(p, n, api, what, r));
+    t.range = std::move(r);
+    t.map = &t.range->managed->advice;
+    t.m = &t.range->managed->advice_m;
+    t.off = p - t.range->base;
+    return Errc::success;
+  }
+  if (r)
+    return fail(Errc::invalid_value, "{}: {} = {:#x} is {}, not managed memory: advice, prefetches and range "
+                "attributes apply to cuMemAllocManaged memory{}", api, what, p, mem::kind_name(r->kind),
+                pageable_access(ordinal) ? " and pageable host memory (this is neither)" : "");
+  if (!pageable_access(ordinal))
+    return fail(Errc::invalid_value, "{}: {} = {:#x} is not managed memory (no allocation the driver knows "
+                "contains it); pageable host memory qualifies only on devices with "
+                "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, which device {} does not have", api, what, p, ordinal);
+  if (n == 0) return fail(Errc::invalid_value, "{}: the length is 0", api);
+  if (n > UINTPTR_MAX - p)
+    return fail(Errc::invalid_value, "{}: [{:#x}, +{}) wraps around the address space", api, p, n);
+  if (RangePtr o = AddressSpace::get().find_overlap(p, n))
+    return fail(Errc::invalid_value, "{}: pageable range [{:#x}, +{}) runs into {} at {:#x}: a range is either "
+                "pageable host memory or lies in one managed allocation", api, p, n, mem::kind_name(o->kind),
+                o->base);
+  if (!host_mapped(p, n))
+    return fail(Errc::invalid_value, "{}: [{:#x}, +{}) is not managed memory, and not valid pageable host "
+                "memory either: part of it is not mapped in this process", api, p, n);
+  t.map = &mem::pageable_advice();
+  t.m = &mem::pageable_advice_mutex();
+  t.off = p;
+  t.pageable = true;
+  return Errc::success;
+}
+
+int current_ordinal(const Context* ctx) { return ctx ? ctx->ordinal() : 0; }
+
+// ---- cuMemAdvise ------------------------------------------------------------------------------
+
+Errc advise(CUdeviceptr devPtr, size_t count, int advice, CUmemLocation loc, const char* api) {
+  Context* ctx = nullptr;
+  TRY(require_context(api, ctx));  // measured: NOT_INITIALIZED before cuInit, INVALID_CONTEXT without one
+  const int t = loc.type, id = loc.id;
+  const bool known_type = t == CU_MEM_LOCATION_TYPE_DEVICE || t == CU_MEM_LOCATION_TYPE_HOST ||
+                          t == CU_MEM_LOCATION_TYPE_HOST_NUMA || t == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+  switch (advice) {
+    case CU_MEM_ADVISE_SET_READ_MOSTLY:
+    case CU_MEM_ADVISE_UNSET_READ_MOSTLY:
+    case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION:
+      // Measured: the location is not used; any id of a known type passes, NONE and unknown types do not.
+      if (!known_type)
+        return fail(Errc::invalid_value, "{}: {} needs a location of type DEVICE, HOST, HOST_NUMA or "
+                    "HOST_NUMA_CURRENT (any id); location.type {} is {}", api, advice_name(advice), t,
+                    mem::location_name(t));
+      break;
+    case CU_MEM_ADVISE_SET_PREFERRED_LOCATION:
+      if (t == CU_MEM_LOCATION_TYPE_DEVICE && !valid_ordinal(id))  // measured: 99 and -1
+        return fail(Errc::invalid_value, "{}: CU_MEM_ADVISE_SET_PREFERRED_LOCATION: location is device {}, which "
+                    "does not exist ({} device(s))", api, id, Driver::get().device_count());
+      if (t == CU_MEM_LOCATION_TYPE_DEVICE && !concurrent_access(id))
+        // Reported on devices without it (Windows, WSL, Jetson): cudaErrorInvalidDevice.
+        return fail(Errc::invalid_device, "{}: CU_MEM_ADVISE_SET_PREFERRED_LOCATION: device {} has "
+                    "CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0 and cannot be a preferred location", api, id);
+      if (t == CU_MEM_LOCATION_TYPE_HOST_NUMA && !valid_numa(id))  // measured: 99
+        return fail(Errc::invalid_value, "{}: CU_MEM_ADVISE_SET_PREFERRED_LOCATION: location is host NUMA node {}, "
+                    "which this machine does not have", api, id);
+      if (!known_type)
+        return fail(Errc::invalid_value, "{}: CU_MEM_ADVISE_SET_PREFERRED_LOCATION needs a location of type DEVICE, "
+                    "HOST, HOST_NUMA or HOST_NUMA_CURRENT; location.type {} is {}", api, t, mem::location_name(t));
+      break;
+    case CU_MEM_ADVISE_SET_ACCESSED_BY:
+    case CU_MEM_ADVISE_UNSET_ACCESSED_BY:
+      // Measured: a device that exists or the host (any id); HOST_NUMA(_CURRENT) are refused.
+      if (t == CU_MEM_LOCATION_TYPE_DEVICE && !valid_ordinal(id))
+        return fail(Errc::invalid_value, "{}: {}: location is device {}, which does not exist ({} device(s))", api,
+                    advice_name(advice), id, Driver::get().device_count());
+      if (t != CU_MEM_LOCATION_TYPE_DEVICE && t != CU_MEM_LOCATION_TYPE_HOST)
+        return fail(Errc::invalid_value, "{}: {} needs a location of type DEVICE or HOST (a processor that "
+                    "accesses the memory); location.type {} is {}", api, advice_name(advice), t,
+                    mem::location_name(t));
+      break;
+    default:  // measured: 0, 7, 100
+      return fail(Errc::invalid_value, "{}: advice {} is not a CUmem_advise (1 to 6: SET/UNSET_READ_MOSTLY, "
+                  "SET/UNSET_PREFERRED_LOCATION, SET/UNSET_ACCESSED_BY)", api, advice);
+  }
+  Target tg;
+  TRY(target(devPtr, count, current_ordinal(ctx), api, "devPtr", tg));
+  if (tg.pageable && t == CU_MEM_LOCATION_TYPE_DEVICE &&
+      (advice == CU_MEM_ADVISE_SET_PREFERRED_LOCATION || advice == CU_MEM_ADVISE_SET_ACCESSED_BY) &&
+      !pageable_access(id))  // documented
+    return fail(Errc::invalid_value, "{}: {} on pageable host memory names device {}, which has no "
+                "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS", api, advice_name(advice), id);
+  // Measured: HOST_NUMA and HOST_NUMA_CURRENT are accepted by the read-mostly and preferred-location
+  // advice but change nothing that cuMemRangeGetAttribute shows.
+  const bool numa = t == CU_MEM_LOCATION_TYPE_HOST_NUMA || t == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+  if (numa) return Errc::success;
+  const int proc = t == CU_MEM_LOCATION_TYPE_DEVICE ? id : -1;  // -1: CU_DEVICE_CPU
+  size_t first = 0, last = 0;
+  mem::pages_touched(tg.off, count, first, last);
+  std::lock_guard lk(*tg.m);
+  switch (advice) {
+    case CU_MEM_ADVISE_SET_READ_MOSTLY:
+      tg.map->update(first, last, [](mem::PagePolicy& p) { p.read_mostly = true; });
+      break;
+    case CU_MEM_ADVISE_UNSET_READ_MOSTLY:
+      tg.map->update(first, last, [](mem::PagePolicy& p) { p.read_mostly = false; });
+      break;
+    case CU_MEM_ADVISE_SET_PREFERRED_LOCATION:
+      tg.map->update(first, last, [&](mem::PagePolicy& p) {
+        p.pl_type = t;
+        p.pl_id = proc;
+      });
+      break;
+    case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION:  // measured: whatever device or host is named
+      tg.map->update(first, last, [](mem::PagePolicy& p) {
+        p.pl_type = 0;
+        p.pl_id = -2;
+      });
+      break;
+    case CU_MEM_ADVISE_SET_ACCESSED_BY:  // measured: listed in the order set, once
+      tg.map->update(first, last, [&](mem::PagePolicy& p) {
+        if (std::find(p.accessed_by.begin(), p.accessed_by.end(), proc) == p.accessed_by.end())
+          p.accessed_by.push_back(proc);
+      });
+      break;
+    case CU_MEM_ADVISE_UNSET_ACCESSED_BY:  // measured: the rest move up; unsetting what is not set is fine
+      tg.map->update(first, last, [&](mem::PagePolicy& p) {
+        p.accessed_by.erase(std::remove(p.accessed_by.begin(), p.accessed_by.end(), proc), p.accessed_by.end());
+      });
+      break;
+  }
+  return Errc::success;
+}
+
+// ---- cuMemPrefetchAsync -----------------------------------------------------------------------
+
+Errc prefetch(CUdeviceptr devPtr, size_t count, CUmemLocation loc, unsigned flags, CUstream h, bool pt,
+              const char* api) {
+  Context* ctx = nullptr;
+  TRY(require_context(api, ctx));  // measured: NOT_INITIALIZED, INVALID_CONTEXT
+  if (flags != 0)  // measured: 0x1, 0x2, 0x80000000
+    return fail(Errc::invalid_value, "{}: flags {:#x} must be 0 (no flags are defined)", api, flags);
+  const int t = loc.type;
+  int id = loc.id;
+  switch (t) {
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+      if (!valid_ordinal(id))  // measured: 99 and -1 answer INVALID_DEVICE
+        return fail(Errc::invalid_device, "{}: the destination is device {}, which does not exist ({} device(s))",
+                    api, id, Driver::get().device_count());
+      if (!concurrent_access(id))  // documented; reported as cudaErrorInvalidDevice on WSL and Jetson
+        return fail(Errc::invalid_device, "{}: the destination device {} has "
+                    "CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0: managed memory cannot be prefetched to it",
+                    api, id);
+      break;
+    case CU_MEM_LOCATION_TYPE_HOST:
+      id = -1;  // measured: any id, reported as -1
+      break;
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+      if (!valid_numa(id))  // measured: 99
+        return fail(Errc::invalid_value, "{}: the destination is host NUMA node {}, which this machine does not "
+                    "have", api, id);
+      break;
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+      id = current_numa(current_ordinal(ctx));  // documented: the id is ignored
+      break;
+    default:  // measured: NONE, 99
+      return fail(Errc::invalid_value, "{}: the destination's location.type {} is {}; it must be DEVICE, HOST, "
+                  "HOST_NUMA or HOST_NUMA_CURRENT", api, t, mem::location_name(t));
+  }
+  Target tg;
+  TRY(target(devPtr, count, current_ordinal(ctx), api, "devPtr", tg));
+  if (tg.pageable && t == CU_MEM_LOCATION_TYPE_DEVICE && !pageable_access(id))  // documented
+    return fail(Errc::invalid_device, "{}: pageable host memory cannot be prefetched to device {}, which has no "
+                "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS", api, id);
+  std::shared_ptr<Stream> s;
+  TRY(resolve_stream(h, pt, api, s));  // destroyed or garbage handles crash NVIDIA's driver (measured)
+  {
+    // Measured: the location is reported as soon as the call returns, before the stream runs it.
+    size_t first = 0, last = 0;
+    mem::pages_touched(tg.off, count, first, last);
+    std::lock_guard lk(*tg.m);
+    tg.map->update(first, last, [&](mem::PagePolicy& p) {
+      p.lp_type = t;
+      p.lp_id = id;
+    });
+  }
+  // The migration itself has nothing to move (one copy of the memory): an operation of the
+  // stream, in its order, that keeps it busy until earlier work is done.
+  s->enqueue(nullptr, {}, true);
+  return Errc::success;
+}
+
+CUmemLocation from_device(CUdevice d) {
+  CUmemLocation l;
+  std::memset(&l, 0, sizeof l);
+  if (d == CU_DEVICE_CPU) {
+    l.type = CU_MEM_LOCATION_TYPE_HOST;
+    l.id = 0;
+  } else {
+    l.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    l.id = d;
+  }
+  return l;
+}
+
+// ---- cuMemRangeGetAttribute(s) ----------------------------------------------------------------
+
+const char* attribute_name(int a) {
+  switch (a) {
+    case CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: return "CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY";
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: return "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION";
+    case CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY: return "CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY";
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: return "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION";
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE: return "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE";
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID: return "CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID";
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE:
+      return "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE";
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: return "CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID";
+  }
+  return "not a CUmem_range_attribute";
+}
+
+// One requested attribute, checked before anything is written (measured: a bad entry of
+// cuMemRangeGetAttributes leaves every output untouched). `which` names the entry for the plural.
+Errc check_request(const void* data, size_t size, int attr, const char* api, const std::string& which) {
+  if (!data) return fail(Errc::invalid_value, "{}: {}data is NULL", api, which);
+  switch (attr) {
+    case CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY:
+      if (size == 0 || size % 4 != 0)  // measured: 0, 2, 3, 6 refused; 4, 8, 12, 16, 20 accepted
+        return fail(Errc::invalid_value, "{}: {}CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY needs dataSize a nonzero "
+                    "multiple of 4 (an array of 32-bit device ids); got {}", api, which, size);
+      return Errc::success;
+    case CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY:
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION:
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION:
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE:
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID:
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE:
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID:
+      if (size != 4)  // measured: 0, 2, 3, 8, 16 refused
+        return fail(Errc::invalid_value, "{}: {}{} is one 32-bit value: dataSize must be 4, got {}", api, which,
+                    attribute_name(attr), size);
+      return Errc::success;
+  }
+  return fail(Errc::invalid_value, "{}: {}attribute {} is not a CUmem_range_attribute (1 to 8)", api, which,
+              attr);  // measured: 0, 9, 100
+}
+
+void write_attribute(void* data, size_t size, int attr, const mem::RangeAttributes& a) {
+  int v = 0;
+  switch (attr) {
+    case CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY: {
+      // Documented: as many as fit (no promise which); measured: unused slots hold -2.
+      int* out = static_cast<int*>(data);
+      const size_t slots = size / 4;
+      for (size_t i = 0; i < slots; ++i) out[i] = i < a.accessed_by.size() ? a.accessed_by[i] : -2;
+      return;
+    }
+    case CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: v = a.read_mostly; break;
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: v = a.preferred; break;
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: v = a.last_prefetch; break;
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE: v = a.preferred_type; break;
+    case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID: v = a.preferred_id; break;
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE: v = a.last_prefetch_type; break;
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: v = a.last_prefetch_id; break;
+  }
+  std::memcpy(data, &v, sizeof v);
+}
+
+Errc read_range(CUdeviceptr devPtr, size_t count, const Context* ctx, const char* api, mem::RangeAttributes& out) {
+  Target tg;
+  TRY(target(devPtr, count, current_ordinal(ctx), api, "devPtr", tg));
+  size_t first = 0, last = 0;
+  mem::pages_queried(tg.off, count, first, last);
+  std::lock_guard lk(*tg.m);
+  out = tg.map->read(first, last);
+  return Errc::success;
+}
+
+}  // namespace
+
+Errc cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) noexcept {
+  return advise(devPtr, count, advice, location, "cuMemAdvise");
+}
+
+// The CUDA 8 form (a CUdevice; CU_DEVICE_CPU for the host): the CUDA 13 one with that location.
+Errc cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device) noexcept {
+  return advise(devPtr, count, advice, from_device(device), "cuMemAdvise");
+}
+
+Errc cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
+                           CUstream hStream) noexcept {
+  return prefetch(devPtr, count, location, flags, hStream, false, "cuMemPrefetchAsync");
+}
+Errc cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags,
+                                CUstream hStream) noexcept {
+  return prefetch(devPtr, count, location, flags, hStream, true, "cuMemPrefetchAsync");
+}
+Errc cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream) noexcept {
+  return prefetch(devPtr, count, from_device(dstDevice), 0, hStream, false, "cuMemPrefetchAsync");
+}
+Errc cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream) noexcept {
+  return prefetch(devPtr, count, from_device(dstDevice), 0, hStream, true, "cuMemPrefetchAsync");
+}
+
+Errc cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr,
+                            size_t count) noexcept {
+  const char* api = "cuMemRangeGetAttribute";
+  Context* ctx = nullptr;
+  TRY(require_context(api, ctx));  // measured: NOT_INITIALIZED, INVALID_CONTEXT
+  TRY(check_request(data, dataSize, attribute, api, ""));
+  mem::RangeAttributes a;
+  TRY(read_range(devPtr, count, ctx, api, a));
+  write_attribute(data, dataSize, attribute, a);
+  return Errc::success;
+}
+
+Errc cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes,
+                             size_t numAttributes, CUdeviceptr devPtr, size_t count) noexcept {
+  const char* api = "cuMemRangeGetAttributes";
+  Context* ctx = nullptr;
+  TRY(require_context(api, ctx));
+  TRY(need(data, api, "data"));  // measured: each NULL array, and all NULL with numAttributes 0
+  TRY(need(dataSizes, api, "dataSizes"));
+  TRY(need(attributes, api, "attributes"));
+  if (numAttributes == 0)  // measured
+    return fail(Errc::invalid_value, "{}: numAttributes is 0", api);
+  for (size_t i = 0; i < numAttributes; ++i)
+    TRY(check_request(data[i], dataSizes[i], attributes[i], api, fmt::format("entry {}: ", i)));
+  mem::RangeAttributes a;
+  TRY(read_range(devPtr, count, ctx, api, a));
+  for (size_t i = 0; i < numAttributes; ++i) write_attribute(data[i], dataSizes[i], attributes[i], a);
+  return Errc::success;
+}
+
+}  // namespace cuda_shim::api
