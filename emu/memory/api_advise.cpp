@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -222,10 +223,12 @@ Errc advise(CUdeviceptr devPtr, size_t count, int advice, CUmemLocation loc, con
         p.pl_id = -2;
       });
       break;
-    case CU_MEM_ADVISE_SET_ACCESSED_BY:  // measured: listed in the order set, once
+    case CU_MEM_ADVISE_SET_ACCESSED_BY:  // measured on the H200: once each, devices by ordinal, then the host
       tg.map->update(first, last, [&](mem::PagePolicy& p) {
-        if (std::find(p.accessed_by.begin(), p.accessed_by.end(), proc) == p.accessed_by.end())
-          p.accessed_by.push_back(proc);
+        if (std::find(p.accessed_by.begin(), p.accessed_by.end(), proc) != p.accessed_by.end()) return;
+        auto key = [](int d) { return d >= 0 ? d : INT_MAX; };  // the host (-1) last
+        auto at = std::find_if(p.accessed_by.begin(), p.accessed_by.end(), [&](int d) { return key(d) > key(proc); });
+        p.accessed_by.insert(at, proc);
       });
       break;
     case CU_MEM_ADVISE_UNSET_ACCESSED_BY:  // measured: the rest move up; unsetting what is not set is fine

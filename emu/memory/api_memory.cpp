@@ -280,6 +280,9 @@ Errc cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int Flags) noexcept
                 "ordinary host memory", api, p);
   auto v = reinterpret_cast<uintptr_t>(p);
   if (bytesize > UINTPTR_MAX - v) return fail(Errc::invalid_value, "{}: p + bytesize wraps around", api);
+  if (RangePtr o = AddressSpace::get().find_overlap(v, bytesize); o && o->kind == Kind::managed)
+    return fail(Errc::invalid_value, "{}: [{}, +{}) overlaps managed memory at {:#x}, which the host and the device "
+                "share already; it needs no registration", api, p, bytesize, o->base);  // measured
   if (RangePtr o = AddressSpace::get().find_overlap(v, bytesize))
     return fail(Errc::host_memory_already_registered, "{}: [{}, +{}) overlaps {} at {:#x} (+{} bytes), which the "
                 "driver already knows", api, p, bytesize, mem::kind_name(o->kind), o->base, o->size);
@@ -313,6 +316,8 @@ Errc cuMemHostUnregister(void* p) noexcept {
     if (o && o->kind == Kind::host_registered)  // measured: an interior pointer is INVALID_VALUE
       return fail(Errc::invalid_value, "{}: p = {} is {} bytes into the registration at {:#x}; pass the "
                   "address given to cuMemHostRegister", api, p, v - o->base, o->base);
+    if (o && o->kind == Kind::managed)  // measured
+      return fail(Errc::invalid_value, "{}: p = {} is managed memory, which is never registered", api, p);
     return fail(Errc::host_memory_not_registered, "{}: p = {} is {}", api, p,
                 o ? mem::kind_name(o->kind) : "not registered host memory");
   }
