@@ -167,6 +167,15 @@ Errc cuStreamGetPriority(CUstream h, int* p) noexcept {
 Errc cuStreamGetPriority_ptsz(CUstream h, int* p) noexcept {
   return stream_get(h, true, "cuStreamGetPriority", p, [&](Stream& s) { *p = s.priority(); });
 }
+// Stream capture (graphs) is not emulated: no stream is ever capturing. The answer is still the
+// driver's for every handle: NONE for a live stream, the stream's own error for a bad one.
+Errc cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus* st) noexcept {
+  return stream_get(h, false, "cuStreamIsCapturing", st, [&](Stream&) { *st = CU_STREAM_CAPTURE_STATUS_NONE; });
+}
+Errc cuStreamIsCapturing_ptsz(CUstream h, CUstreamCaptureStatus* st) noexcept {
+  return stream_get(h, true, "cuStreamIsCapturing", st, [&](Stream&) { *st = CU_STREAM_CAPTURE_STATUS_NONE; });
+}
+
 Errc cuStreamGetFlags(CUstream h, unsigned int* f) noexcept {
   return stream_get(h, false, "cuStreamGetFlags", f, [&](Stream& s) { *f = s.flags(); });
 }

@@ -71,6 +71,15 @@ Errc cudaStreamGetFlags_ptsz(cudaStream_t s, unsigned int* flags) noexcept {
   RT_TRY(rt::context("cudaStreamGetFlags"));
   return api::cuStreamGetFlags_ptsz(s, flags);
 }
+// cudaStreamCaptureStatus has the driver's values.
+Errc cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* st) noexcept {
+  RT_TRY(rt::context("cudaStreamIsCapturing"));
+  return api::cuStreamIsCapturing(s, reinterpret_cast<CUstreamCaptureStatus*>(st));
+}
+Errc cudaStreamIsCapturing_ptsz(cudaStream_t s, cudaStreamCaptureStatus* st) noexcept {
+  RT_TRY(rt::context("cudaStreamIsCapturing"));
+  return api::cuStreamIsCapturing_ptsz(s, reinterpret_cast<CUstreamCaptureStatus*>(st));
+}
 Errc cudaStreamGetId(cudaStream_t s, unsigned long long* id) noexcept {
   RT_TRY(rt::context("cudaStreamGetId"));
   return api::cuStreamGetId(s, id);

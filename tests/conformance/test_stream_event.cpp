@@ -213,3 +213,19 @@ TEST_CASE("host functions of the per-thread default stream run on cuStreamSynchr
   REQUIRE_CU(cuStreamSynchronize(CU_STREAM_PER_THREAD), CUDA_SUCCESS);
   CHECK(log.n == 1);
 }
+
+TEST_CASE("cuStreamIsCapturing: no stream captures unless cuStreamBeginCapture was called", "[stream]") {
+  conformance_primary_ctx();
+  CUstream s = nullptr;
+  REQUIRE_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  for (CUstream h : {s, static_cast<CUstream>(nullptr), CU_STREAM_LEGACY, CU_STREAM_PER_THREAD}) {
+    CUstreamCaptureStatus st = static_cast<CUstreamCaptureStatus>(77);
+    CHECK_CU(cuStreamIsCapturing(h, &st), CUDA_SUCCESS);
+    CHECK(st == CU_STREAM_CAPTURE_STATUS_NONE);
+  }
+  CHECK_CU(cuStreamIsCapturing(s, nullptr), CUDA_ERROR_INVALID_VALUE);
+  cudaStreamCaptureStatus rs = cudaStreamCaptureStatusInvalidated;
+  CHECK_RT(cudaStreamIsCapturing(s, &rs), cudaSuccess);
+  CHECK(rs == cudaStreamCaptureStatusNone);
+  CHECK_CU(cuStreamDestroy(s), CUDA_SUCCESS);
+}
