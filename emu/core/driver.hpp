@@ -51,6 +51,13 @@ class Driver {
   Errc require_init(const char* api) const noexcept;
   Errc device(int ordinal, Device*& out, const char* api) const noexcept;
   int device_count() const noexcept { return static_cast<int>(devices_.size()); }
+  // A host NUMA node the emulated machine has: one that some device sits next to
+  // (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID), the rule pools, VMM and managed advice share.
+  bool host_numa_node(int id) const noexcept {
+    for (auto& d : devices_)
+      if (d->cfg.numa_id == id) return true;
+    return false;
+  }
   Device& dev(int ordinal) { return *devices_[ordinal]; }
   const Config& config() const noexcept { return cfg_; }
   int driver_version() const noexcept { return cfg_.driver_version; }

@@ -37,20 +37,11 @@ using mem::RangePtr;
 
 bool valid_ordinal(int id) { return id >= 0 && id < Driver::get().device_count(); }
 
-// A host NUMA node the emulated machine has: one some device reports as its host NUMA id (as
-// the pool and VMM modules decide).
-bool valid_numa(int id) {
-  auto& d = Driver::get();
-  for (int i = 0; i < d.device_count(); ++i)
-    if (d.dev(i).cfg.numa_id == id) return true;
-  return false;
-}
-
 // The NUMA node of the calling thread (CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT): the CPU's node
 // when the emulated machine has it, else the current device's host NUMA node.
 int current_numa(int ordinal) {
   unsigned cpu = 0, node = 0;
-  if (::syscall(SYS_getcpu, &cpu, &node, nullptr) == 0 && valid_numa(static_cast<int>(node)))
+  if (::syscall(SYS_getcpu, &cpu, &node, nullptr) == 0 && Driver::get().host_numa_node(static_cast<int>(node)))
     return static_cast<int>(node);
   auto& d = Driver::get();
   return valid_ordinal(ordinal) ? d.dev(ordinal).cfg.numa_id : 0;
@@ -167,7 +158,7 @@ Errc advise(CUdeviceptr devPtr, size_t count, int advice, CUmemLocation loc, con
         // Reported on devices without it (Windows, WSL, Jetson): cudaErrorInvalidDevice.
         return fail(Errc::invalid_device, "{}: CU_MEM_ADVISE_SET_PREFERRED_LOCATION: device {} has "
                     "CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0 and cannot be a preferred location", api, id);
-      if (t == CU_MEM_LOCATION_TYPE_HOST_NUMA && !valid_numa(id))  // measured: 99
+      if (t == CU_MEM_LOCATION_TYPE_HOST_NUMA && !Driver::get().host_numa_node(id))  // measured: 99
         return fail(Errc::invalid_value, "{}: CU_MEM_ADVISE_SET_PREFERRED_LOCATION: location is host NUMA node {}, "
                     "which this machine does not have", api, id);
       if (!known_type)
@@ -264,7 +255,7 @@ Errc prefetch(CUdeviceptr devPtr, size_t count, CUmemLocation loc, unsigned flag
       id = -1;  // measured: any id, reported as -1
       break;
     case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-      if (!valid_numa(id))  // measured: 99
+      if (!Driver::get().host_numa_node(id))  // measured: 99
         return fail(Errc::invalid_value, "{}: the destination is host NUMA node {}, which this machine does not "
                     "have", api, id);
       break;

@@ -18,10 +18,6 @@ using mem::AddressSpace;
 using mem::Kind;
 using mem::RangePtr;
 
-uint64_t physical_memory() {
-  long pages = ::sysconf(_SC_PHYS_PAGES);
-  return pages > 0 ? static_cast<uint64_t>(pages) * mem::page_size() : UINT64_MAX;
-}
 
 bool pageable_access(const Stream& s) {
   auto& d = Driver::get();
@@ -82,7 +78,7 @@ Errc cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) n
     return fail(Errc::invalid_value, "{}: flags {:#x}: must be CU_MEM_ATTACH_GLOBAL (0x1) or CU_MEM_ATTACH_HOST "
                 "(0x2){}", api, flags, flags == CU_MEM_ATTACH_SINGLE ? "; memory is attached to a single stream "
                 "afterwards, with cuStreamAttachMemAsync" : "");
-  const uint64_t limit = ctx->device()->cfg.total_mem + physical_memory();
+  const uint64_t limit = ctx->device()->cfg.total_mem + mem::physical_memory();
   if (bytesize > limit)  // measured: 1 << 50 bytes
     return fail(Errc::out_of_memory, "{}: {} bytes of managed memory requested; device {} and the host hold {} "
                 "bytes together", api, bytesize, ctx->ordinal(), limit);

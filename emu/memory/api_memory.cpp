@@ -83,10 +83,6 @@ Errc not_an_allocation(uintptr_t p, Kind want, const char* api, const char* what
               "base address returned by the allocation can be freed", api, what, p, p - r->base, r->size, r->base);
 }
 
-uint64_t physical_memory() {
-  long pages = ::sysconf(_SC_PHYS_PAGES);
-  return pages > 0 ? static_cast<uint64_t>(pages) * mem::page_size() : UINT64_MAX;
-}
 
 Errc alloc_host(void** pp, size_t bytes, unsigned flags, const char* api) {
   std::shared_ptr<Context> ctx;
@@ -98,9 +94,9 @@ Errc alloc_host(void** pp, size_t bytes, unsigned flags, const char* api) {
                 "WRITECOMBINED 0x4)", api, flags);
   if (bytes == 0) return Errc::success;  // measured: size 0 succeeds with a NULL pointer
   // Pinned memory is locked in RAM on a real system: more than the machine has cannot be pinned.
-  if (bytes > physical_memory())
+  if (bytes > mem::physical_memory())
     return fail(Errc::out_of_memory, "{}: {} bytes of pinned memory requested, more than the host's {} bytes of RAM",
-                api, bytes, physical_memory());
+                api, bytes, mem::physical_memory());
   Errc e = Errc::success;
   auto b = Backing::create(bytes, Backing::View::host, api, e);
   if (!b) return e;

@@ -30,14 +30,6 @@ Errc not_imported(const Pool& p, const char* api) {
               "trim or current-pool calls (only cuMemPoolImportPointer, access and destroy)", api, p.describe());
 }
 
-// NUMA nodes of the emulated host: those its devices sit next to.
-bool valid_numa(int id) {
-  auto& d = Driver::get();
-  for (int i = 0; i < d.device_count(); ++i)
-    if (d.dev(i).cfg.numa_id == id) return true;
-  return false;
-}
-
 
 constexpr unsigned kPoolHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC;
 
@@ -81,7 +73,7 @@ Errc check_props(const CUmemPoolProps& p, const char* api, Pool::Props& out) {
                       api, id, ndev(), ndev() == 1 ? "" : "s");
         return Errc::success;
       case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-        if (!valid_numa(id))
+        if (!Driver::get().host_numa_node(id))
           return fail(Errc::invalid_value, "{}: location.id {} is not a NUMA node of this host", api, id);
         return Errc::success;
       default:
@@ -103,7 +95,7 @@ Errc check_props(const CUmemPoolProps& p, const char* api, Pool::Props& out) {
       out.loc_id = 0;  // ignored for host pools
       return Errc::success;
     case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-      if (!valid_numa(id))
+      if (!Driver::get().host_numa_node(id))
         return fail(Errc::invalid_value, "{}: location.id {} is not a NUMA node of this host (CU_DEVICE_ATTRIBUTE_"
                     "HOST_NUMA_ID names the node next to each device)", api, id);
       return Errc::success;
@@ -144,7 +136,7 @@ Errc check_location(const CUmemLocation* loc, CUmemAllocationType type, const ch
       return Errc::success;
     case CU_MEM_LOCATION_TYPE_HOST: return Errc::success;
     default:  // HOST_NUMA
-      if (!valid_numa(loc->id))
+      if (!Driver::get().host_numa_node(loc->id))
         return fail(Errc::invalid_value, "{}: location.id {} is not a NUMA node of this host", api, loc->id);
       return Errc::success;
   }
@@ -381,7 +373,7 @@ Errc cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool memPool, CUmemLoc
     return Errc::success;
   }
   if (lt == CU_MEM_LOCATION_TYPE_HOST || lt == CU_MEM_LOCATION_TYPE_HOST_NUMA) {
-    if (lt == CU_MEM_LOCATION_TYPE_HOST_NUMA && !valid_numa(location->id))
+    if (lt == CU_MEM_LOCATION_TYPE_HOST_NUMA && !Driver::get().host_numa_node(location->id))
       return fail(Errc::invalid_value, "{}: location.id {} is not a NUMA node of this host", api, location->id);
     *flags = static_cast<CUmemAccess_flags>(p->access(-1));
     return Errc::success;

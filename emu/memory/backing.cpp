@@ -13,6 +13,14 @@ size_t page_size() noexcept {
   return ps;
 }
 
+uint64_t physical_memory() noexcept {
+  static const uint64_t bytes = [] {
+    long pages = ::sysconf(_SC_PHYS_PAGES);
+    return pages > 0 ? static_cast<uint64_t>(pages) * page_size() : UINT64_MAX;
+  }();
+  return bytes;
+}
+
 std::shared_ptr<Backing> Backing::create(size_t size, View view, const char* api, Errc& err) {
   const size_t ps = page_size();
   if (size > SIZE_MAX - ps) {

@@ -49,5 +49,8 @@ class Backing {
 };
 
 size_t page_size() noexcept;
+// The host's RAM in bytes (UINT64_MAX when unknown): what pinned, host-located and managed
+// allocations cannot exceed.
+uint64_t physical_memory() noexcept;
 
 }  // namespace cuda_shim::mem

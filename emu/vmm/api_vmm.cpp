@@ -57,17 +57,6 @@ State& st() {
 
 int ndev() { return Driver::get().device_count(); }
 
-bool valid_numa(int id) {
-  auto& d = Driver::get();
-  for (int i = 0; i < d.device_count(); ++i)
-    if (d.dev(i).cfg.numa_id == id) return true;
-  return false;
-}
-
-uint64_t physical_memory() {
-  long pages = ::sysconf(_SC_PHYS_PAGES);
-  return pages > 0 ? static_cast<uint64_t>(pages) * mem::page_size() : UINT64_MAX;
-}
 
 CUmemGenericAllocationHandle handle_of(const AllocationPtr& a) { return a->handle(); }
 
@@ -146,7 +135,7 @@ Errc check_create_location(const CUmemLocation& l, const char* api, int& id) {
       return Errc::success;
     case CU_MEM_LOCATION_TYPE_HOST: id = 0; return Errc::success;
     case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-      if (!valid_numa(l.id))  // measured
+      if (!Driver::get().host_numa_node(l.id))  // measured
         return fail(Errc::invalid_value, "{}: prop->location.id {} is not a NUMA node of this host (CU_DEVICE_"
                     "ATTRIBUTE_HOST_NUMA_ID names the node next to each device)", api, l.id);
       return Errc::success;
@@ -329,9 +318,9 @@ Errc cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemA
       return fail(Errc::out_of_memory, "{}: {} bytes requested, but {} of device {}'s {} bytes are already allocated",
                   api, size, mem::charged(id), id, total);
     a->charged_dev = id;  // measured: cuMemGetInfo's free memory drops by the size
-  } else if (size > physical_memory()) {
+  } else if (size > mem::physical_memory()) {
     return fail(Errc::out_of_memory, "{}: {} bytes of host memory requested, more than the host's {} bytes of RAM", api,
-                size, physical_memory());
+                size, mem::physical_memory());
   }
   a->token = ipc::random_token();
   a->fd = ipc::create_object(ipc::ObjectKind::vmm, a->token, object_fields(a->prop, size), size);
