@@ -70,12 +70,6 @@ const char* semaphore_type_name(int t) {
   }
 }
 
-bool all_zero(const unsigned* w, size_t n) {
-  for (size_t i = 0; i < n; ++i)
-    if (w[i]) return false;
-  return true;
-}
-
 // The imported fd becomes the driver's: the emulator keeps its own descriptor of the object
 // and closes the caller's number (measured: closed right after a successful import).
 int take_fd(int fd) {
@@ -95,6 +89,35 @@ bool all_zero_bytes(const void* p, size_t n) {
   for (size_t i = 0; i < n; ++i)
     if (b[i]) return false;
   return true;
+}
+// Reserved words, which must all be zero.
+template <class T, size_t N>
+bool all_zero(const T (&words)[N]) {
+  return all_zero_bytes(words, sizeof words);
+}
+
+// A fresh device-view mapping of bytes [offset, offset + size) of the imported object, as a
+// Range owned by ctx (not yet in the AddressSpace). va_align: see Backing::adopt_range.
+Errc map_window(const ExternalMemory& m, const std::shared_ptr<Context>& ctx, uint64_t offset, size_t size,
+                size_t va_align, const char* api, mem::RangePtr& out) {
+  int fd = ::fcntl(m.fd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return fail(Errc::out_of_memory, "{}: cannot map the external memory ({})", api, std::strerror(errno));
+  Errc err = Errc::success;
+  auto b = mem::Backing::adopt_range(fd, m.data_offset + offset, size, mem::Backing::View::device, api, err, va_align,
+                                     offset);
+  if (!b) return err;
+  auto r = std::make_shared<mem::Range>();
+  r->kind = mem::Kind::device;
+  r->external = true;
+  r->ordinal = ctx->ordinal();
+  r->ctx = ctx;
+  r->base = b->user_address();
+  r->size = size;
+  r->host = b->shadow();
+  r->buffer_id = mem::AddressSpace::get().next_buffer_id();
+  r->backing = std::move(b);
+  out = std::move(r);
+  return Errc::success;
 }
 
 // Mappings are reserved as device address space first: larger than this, there is none.
@@ -159,7 +182,7 @@ Errc cuImportExternalMemory(CUexternalMemory* extMem_out, const CUDA_EXTERNAL_ME
   if (desc->flags & ~CUDA_EXTERNAL_MEMORY_DEDICATED)  // measured
     return fail(Errc::invalid_value, "{}: memHandleDesc->flags {:#x}: must be 0 or CUDA_EXTERNAL_MEMORY_DEDICATED "
                 "(0x1)", api, desc->flags);
-  if (!all_zero(desc->reserved, 16))  // measured
+  if (!all_zero(desc->reserved))  // measured
     return fail(Errc::invalid_value, "{}: memHandleDesc->reserved must be all zero (zero the struct before filling "
                 "it)", api);
   switch (type) {
@@ -211,7 +234,7 @@ Errc cuExternalMemoryGetMappedBuffer(CUdeviceptr* devPtr, CUexternalMemory extMe
   TRY(memory_arg(extMem, api, m));
   if (desc->flags != 0)
     return fail(Errc::invalid_value, "{}: bufferDesc->flags {:#x}: must be 0", api, desc->flags);
-  if (!all_zero(desc->reserved, 16))
+  if (!all_zero(desc->reserved))
     return fail(Errc::invalid_value, "{}: bufferDesc->reserved must be all zero", api);
   if (desc->size == 0)
     return fail(Errc::invalid_value, "{}: bufferDesc->size is 0", api);
@@ -225,25 +248,10 @@ Errc cuExternalMemoryGetMappedBuffer(CUdeviceptr* devPtr, CUexternalMemory extMe
     return fail(Errc::invalid_value, "{}: bufferDesc [offset {}, +{}) runs past the end of the memory behind the "
                 "import, {} ({} bytes; memHandleDesc->size said {})", api, desc->offset, desc->size, m->source,
                 m->object_size, m->size);
-  int fd = ::fcntl(m->fd, F_DUPFD_CLOEXEC, 0);
-  if (fd < 0)
-    return fail(Errc::out_of_memory, "{}: cannot map the external memory ({})", api, std::strerror(errno));
-  Errc err = Errc::success;
   // Measured: each buffer gets a range of its own whose 2 MiB-aligned start is offset's place in
   // its 2 MiB page, so buffers are as aligned as the offsets asked for.
-  auto b = mem::Backing::adopt_range(fd, m->data_offset + desc->offset, desc->size, mem::Backing::View::device, api,
-                                     err, mem::kAllocGranularity, desc->offset);
-  if (!b) return err;
-  auto r = std::make_shared<mem::Range>();
-  r->kind = mem::Kind::device;
-  r->external = true;
-  r->ordinal = ctx->ordinal();
-  r->ctx = ctx;
-  r->base = b->user_address();
-  r->size = desc->size;
-  r->host = b->shadow();
-  r->buffer_id = mem::AddressSpace::get().next_buffer_id();
-  r->backing = std::move(b);
+  mem::RangePtr r;
+  TRY(map_window(*m, ctx, desc->offset, desc->size, mem::kAllocGranularity, api, r));
   if (!mem::AddressSpace::get().insert(r))
     return fail(Errc::out_of_memory, "{}: the new mapping at {:#x} overlaps a range the driver already knows", api,
                 r->base);
@@ -260,7 +268,7 @@ Errc cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray* mipmap, CUexterna
   TRY(need(desc, api, "mipmapDesc"));
   std::shared_ptr<ExternalMemory> m;
   TRY(memory_arg(extMem, api, m));
-  if (!all_zero(desc->reserved, 16))
+  if (!all_zero(desc->reserved))
     return fail(Errc::invalid_value, "{}: mipmapDesc->reserved must be all zero", api);
   std::vector<size_t> offsets;
   size_t total = 0;
@@ -269,22 +277,9 @@ Errc cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray* mipmap, CUexterna
   if (desc->offset > have || total > have - desc->offset)  // measured
     return fail(Errc::invalid_value, "{}: the array needs {} bytes from offset {}, but the external memory holds {} "
                 "bytes ({})", api, total, desc->offset, have, m->source);
-  int fd = ::fcntl(m->fd, F_DUPFD_CLOEXEC, 0);
-  if (fd < 0)
-    return fail(Errc::out_of_memory, "{}: cannot map the external memory ({})", api, std::strerror(errno));
-  Errc err = Errc::success;
-  auto b = mem::Backing::adopt_range(fd, m->data_offset + desc->offset, total, mem::Backing::View::device, api, err);
-  if (!b) return err;
   // The array's bytes: a range of its own, never in the AddressSpace (arrays have no address).
-  auto r = std::make_shared<mem::Range>();
-  r->kind = mem::Kind::device;
-  r->external = true;
-  r->ordinal = ctx->ordinal();
-  r->ctx = ctx;
-  r->base = b->user_address();
-  r->size = total;
-  r->host = b->shadow();
-  r->backing = std::move(b);
+  mem::RangePtr r;
+  TRY(map_window(*m, ctx, desc->offset, total, 0, api, r));
   auto mm = mem::make_mipmap(desc->arrayDesc, desc->numLevels, offsets, std::move(r), 0);
   for (auto& a : mm->level) mem::arrays().add(a);
   *mipmap = static_cast<CUmipmappedArray>(mem::mipmapped_arrays().add(std::move(mm)));
@@ -316,7 +311,7 @@ Errc cuImportExternalSemaphore(CUexternalSemaphore* extSem_out,
     return fail(Errc::invalid_value, "{}: semHandleDesc->type {} is not a CUexternalSemaphoreHandleType", api, type);
   if (desc->flags != 0)  // measured
     return fail(Errc::invalid_value, "{}: semHandleDesc->flags {:#x}: must be 0", api, desc->flags);
-  if (!all_zero(desc->reserved, 16))  // measured
+  if (!all_zero(desc->reserved))  // measured
     return fail(Errc::invalid_value, "{}: semHandleDesc->reserved must be all zero", api);
   if (type != CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD && !timeline)  // measured: 2..8 and 10
     return foreign_type(type, false, desc->handle, semaphore_type_name(type), api);
@@ -374,7 +369,7 @@ Errc semaphore_ops(const CUexternalSemaphore* sems, const Params* params, unsign
     if (params[i].flags)  // measured: 1, 2, 0x80000000 (the NvSciBuf flag too, for these types)
       return fail(Errc::invalid_value, "{}: paramsArray[{}].flags {:#x}: must be 0 for {} (the SKIP_NVSCIBUF_MEMSYNC "
                   "flags apply to NvSciSync semaphores only)", api, i, params[i].flags, e->source);
-    if (!all_zero(params[i].reserved, 16) || !all_zero_bytes(params[i].params.reserved, sizeof params[i].params.reserved))
+    if (!all_zero(params[i].reserved) || !all_zero(params[i].params.reserved))
       return fail(Errc::invalid_value, "{}: paramsArray[{}]'s reserved words must be all zero", api, i);  // measured
     // Measured: keyedMutex fields are ignored; a binary semaphore ignores the fence value.
     ops.push_back(Op{e->sem, params[i].params.fence.value, e->timeline});
