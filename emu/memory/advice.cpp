@@ -57,7 +57,7 @@ void report_location(int type, int id, int& value, int& out_type, int& out_id) {
     case CU_MEM_LOCATION_TYPE_HOST:
       value = -1;  // CU_DEVICE_CPU
       out_type = type;
-      out_id = -1;
+      out_id = id;  // -1 as advised or prefetched; 0 as a managed pool's location (both measured)
       return;
     case CU_MEM_LOCATION_TYPE_HOST_NUMA:
     case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:

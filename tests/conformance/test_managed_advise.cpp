@@ -1018,3 +1018,81 @@ TEST_CASE("a device without concurrent managed access refuses prefetches to it a
   CHECK(c.wait() == 0);
 }
 #endif
+
+// ---- memory from a managed pool (cuMemPoolCreate, CU_MEM_ALLOCATION_TYPE_MANAGED) -----------
+// Measured on the H200 (tools/probe/probe_managed_pool.py): it is managed memory to pointer
+// queries; range queries and prefetches work on it; cuMemAdvise is NOT_SUPPORTED; and the pool's
+// location is every allocation's preferred location (cuda.core's ManagedMemoryResource relies on
+// this for its preferred_location option).
+TEST_CASE("managed-pool memory: the pool's location is the preferred location; prefetch yes, advise no",
+          "[managed][advise][mempool]") {
+  conformance_primary_ctx();
+  const std::string numa = std::to_string(host_numa());
+  struct Row {
+    const char* name;
+    int type, id;
+    std::string fresh;
+  } rows[] = {
+      {"no location", CU_MEM_LOCATION_TYPE_INVALID, 0, kFresh},
+      {"device 0", CU_MEM_LOCATION_TYPE_DEVICE, 0, "st{rm=0 pl=0 ab=[-2,-2] lp=-2 plt=1 pli=0 lpt=0 lpi=-2}"},
+      {"host", CU_MEM_LOCATION_TYPE_HOST, 0, "st{rm=0 pl=-1 ab=[-2,-2] lp=-2 plt=2 pli=0 lpt=0 lpi=-2}"},
+      {"host NUMA", CU_MEM_LOCATION_TYPE_HOST_NUMA, host_numa(),
+       "st{rm=0 pl=-1 ab=[-2,-2] lp=-2 plt=3 pli=" + numa + " lpt=0 lpi=-2}"},
+  };
+  CUstream s = nullptr;
+  REQUIRE_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  for (const Row& r : rows) {
+    INFO(r.name);
+    CUmemPoolProps pp;
+    std::memset(&pp, 0, sizeof pp);
+    pp.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
+    pp.location = loc(r.type, r.id);
+    CUmemoryPool pool = nullptr;
+    REQUIRE_CU(cuMemPoolCreate(&pool, &pp), CUDA_SUCCESS);
+    const size_t N = 2 * kMiB;
+    CUdeviceptr p = 0;
+    REQUIRE_CU(cuMemAllocFromPoolAsync(&p, N, pool, s), CUDA_SUCCESS);
+    REQUIRE_CU(cuStreamSynchronize(s), CUDA_SUCCESS);
+    unsigned managed = 0;
+    CHECK_CU(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p), CUDA_SUCCESS);
+    CHECK(managed == 1);
+    CHECK(st(p, N) == r.fresh);
+    CHECK(st(p + 4 * kKiB, 4 * kKiB) == r.fresh);
+    for (int advice = CU_MEM_ADVISE_SET_READ_MOSTLY; advice <= CU_MEM_ADVISE_UNSET_ACCESSED_BY; ++advice) {
+      INFO("advice " << advice);
+      CHECK_CU(cuMemAdvise(p, N, static_cast<CUmem_advise>(advice), dev0()), CUDA_ERROR_NOT_SUPPORTED);
+      CHECK_CU(cuMemAdvise(p, N, static_cast<CUmem_advise>(advice), host()), CUDA_ERROR_NOT_SUPPORTED);
+    }
+    CHECK_CU(cuMemAdvise(p + 4 * kKiB, 4 * kKiB, CU_MEM_ADVISE_SET_READ_MOSTLY, dev0()), CUDA_ERROR_NOT_SUPPORTED);
+    CHECK(st(p, N) == r.fresh);  // nothing changed
+    // Prefetches are recorded as on cuMemAllocManaged memory, the preferred location kept.
+    CHECK_CU(cuMemPrefetchAsync(p, N, dev0(), 0, s), CUDA_SUCCESS);
+    CHECK_CU(cuStreamSynchronize(s), CUDA_SUCCESS);
+    int lpt = -77, lpi = -77;
+    CHECK_CU(cuMemRangeGetAttribute(&lpt, 4, CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE, p, N), CUDA_SUCCESS);
+    CHECK_CU(cuMemRangeGetAttribute(&lpi, 4, CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID, p, N), CUDA_SUCCESS);
+    CHECK(lpt == CU_MEM_LOCATION_TYPE_DEVICE);
+    CHECK(lpi == 0);
+    CHECK_CU(cuMemPrefetchAsync(p, 4 * kKiB, host(), 0, s), CUDA_SUCCESS);
+    CHECK_CU(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK_CU(cuMemRangeGetAttribute(&lpt, 4, CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE, p, 4 * kKiB),
+             CUDA_SUCCESS);
+    CHECK(lpt == CU_MEM_LOCATION_TYPE_HOST);
+    // Pages that disagree answer no location.
+    CHECK_CU(cuMemRangeGetAttribute(&lpt, 4, CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE, p, N), CUDA_SUCCESS);
+    CHECK(lpt == 0);
+    // Pool memory cannot be attached to a stream.
+    CHECK_CU(cuStreamAttachMemAsync(s, p, 0, CU_MEM_ATTACH_SINGLE), CUDA_ERROR_INVALID_VALUE);
+    CHECK_CU(cuStreamAttachMemAsync(s, p, 0, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_INVALID_VALUE);
+    // A new allocation at the same address starts with no prefetch.
+    CHECK_CU(cuMemFreeAsync(p, s), CUDA_SUCCESS);
+    CUdeviceptr q = 0;
+    REQUIRE_CU(cuMemAllocFromPoolAsync(&q, N, pool, s), CUDA_SUCCESS);
+    REQUIRE_CU(cuStreamSynchronize(s), CUDA_SUCCESS);
+    if (q == p) CHECK(st(q, N) == r.fresh);
+    CHECK_CU(cuMemFreeAsync(q, s), CUDA_SUCCESS);
+    CHECK_CU(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK_CU(cuMemPoolDestroy(pool), CUDA_SUCCESS);
+  }
+  CHECK_CU(cuStreamDestroy(s), CUDA_SUCCESS);
+}
