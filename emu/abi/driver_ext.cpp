@@ -65,8 +65,13 @@ extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI cuGetExportTa
     }
     *ppExportTable = nullptr;
     // NVIDIA's private tables (used by NVIDIA's own runtime and tools) are not emulated.
-    return cuda_shim::fail(Errc::invalid_value, "cuGetExportTable: unknown export table id (NVIDIA's private "
-                           "tables are not emulated; use cuda-shim's libcudart.so.13 with its libcuda.so.1)");
+    const auto* b = reinterpret_cast<const unsigned char*>(pExportTableId->bytes);
+    std::string id;
+    for (int i = 0; i < 16; ++i) id += fmt::format("{:02x}", b[i]);
+    return cuda_shim::fail(Errc::invalid_value, "cuGetExportTable: unknown export table id {} (NVIDIA's private "
+                           "tables are not emulated: a statically linked NVIDIA runtime, such as the one inside "
+                           "cuda.bindings.runtime, cannot run on cuda-shim; link cuda-shim's libcudart.so.13 "
+                           "instead)", id);
   }));
 }
 
