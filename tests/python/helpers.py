@@ -76,26 +76,44 @@ def spawn_context():
     return multiprocessing.get_context("spawn")
 
 
-def run_child(target, *args):
-    """Runs target(*args, queue) in a spawned process; returns what it put on the queue.
+def spawn(target, *args):
+    """Starts target(*args) in a spawned child; its outcome comes back on a queue of its own.
 
     The child puts ("ok", value) or ("error", traceback text), so a failure in the child
     shows up as the child's own traceback in the parent's assertion message.
     """
     ctx = spawn_context()
-    q = ctx.Queue()
-    p = ctx.Process(target=_child_main, args=(target, args, q))
+    results = ctx.Queue()
+    p = ctx.Process(target=_child_main, args=(target, args, results))
     p.start()
-    try:
-        status, value = q.get(timeout=CHILD_TIMEOUT_S)
-    except Exception:
-        p.kill()
-        p.join()
-        raise AssertionError(f"child {target.__name__} gave no answer (exit code {p.exitcode})")
-    p.join(timeout=CHILD_TIMEOUT_S)
-    assert status == "ok", f"child {target.__name__} failed:\n{value}"
-    assert p.exitcode == 0, f"child {target.__name__} exited with {p.exitcode}"
-    return value
+    return p, results
+
+
+def collect(*children):
+    """Waits for every child (spawn's results); fails with a child's own traceback if one
+    failed or hung; returns their values in order."""
+    values, problems = [], []
+    for p, results in children:
+        try:
+            status, value = results.get(timeout=CHILD_TIMEOUT_S)
+        except Exception:
+            status, value = "error", f"no answer from pid {p.pid}"
+        p.join(timeout=CHILD_TIMEOUT_S)
+        if p.is_alive():
+            p.kill()
+            p.join()
+        if status != "ok":
+            problems.append(value)
+        elif p.exitcode != 0:
+            problems.append(f"pid {p.pid} exited with {p.exitcode}")
+        values.append(value)
+    assert not problems, "\n".join(problems)
+    return values
+
+
+def run_child(target, *args):
+    """Runs target(*args) in a spawned process and returns its value."""
+    return collect(spawn(target, *args))[0]
 
 
 def _child_main(target, args, q):
