@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "managed_common.hpp"
 #include "multiprocess.hpp"
 
 namespace {
@@ -20,18 +21,6 @@ namespace {
 constexpr size_t kKiB = 1024, kMiB = 1024 * 1024;
 // What the tests preset outputs to, to see whether a failing call wrote them.
 constexpr unsigned long long kSentinel = 0xdead0000beefULL;
-
-struct Managed {
-  CUdeviceptr p = 0;
-  explicit Managed(size_t n, unsigned flags = CU_MEM_ATTACH_GLOBAL) {
-    REQUIRE_CU(cuMemAllocManaged(&p, n, flags), CUDA_SUCCESS);
-  }
-  ~Managed() {
-    if (p) cuMemFree(p);
-  }
-  operator CUdeviceptr() const { return p; }
-  unsigned char* host() const { return reinterpret_cast<unsigned char*>(static_cast<uintptr_t>(p)); }
-};
 
 CUmemLocation dev0() {
   CUmemLocation l;

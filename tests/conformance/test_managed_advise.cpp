@@ -15,24 +15,12 @@
 #include <thread>
 
 #include "common.hpp"
+#include "managed_common.hpp"
 #include "multiprocess.hpp"
 
 namespace {
 
 constexpr size_t kKiB = 1024, kMiB = 1024 * 1024;
-
-struct Managed {
-  CUdeviceptr p = 0;
-  explicit Managed(size_t n, unsigned flags = CU_MEM_ATTACH_GLOBAL) {
-    REQUIRE_CU(cuMemAllocManaged(&p, n, flags), CUDA_SUCCESS);
-  }
-  ~Managed() { reset(); }
-  void reset() {
-    if (p) cuMemFree(p);
-    p = 0;
-  }
-  operator CUdeviceptr() const { return p; }
-};
 
 CUmemLocation loc(int type, int id) {
   CUmemLocation l;

@@ -15,23 +15,12 @@
 #include <vector>
 
 #include "common.hpp"
+#include "managed_common.hpp"
 #include "multiprocess.hpp"
 
 namespace {
 
 constexpr size_t kKiB = 1024, kMiB = 1024 * 1024;
-
-struct Managed {
-  CUdeviceptr p = 0;
-  explicit Managed(size_t n, unsigned flags = CU_MEM_ATTACH_GLOBAL) {
-    REQUIRE_CU(cuMemAllocManaged(&p, n, flags), CUDA_SUCCESS);
-  }
-  ~Managed() {
-    if (p) cuMemFree(p);
-  }
-  operator CUdeviceptr() const { return p; }
-  unsigned char* host() const { return reinterpret_cast<unsigned char*>(static_cast<uintptr_t>(p)); }
-};
 
 struct Stream {
   CUstream s = nullptr;
