@@ -7,6 +7,7 @@
 #include "cuda_shim_ext.h"
 #include "external/external.hpp"
 #include "memory/managed.hpp"
+#include "ipc/logical_endpoint.hpp"
 #include "ipc/registry.hpp"
 
 namespace cuda_shim::abi {
@@ -114,6 +115,22 @@ extern "C" __attribute__((visibility("default"))) size_t cuShimCollectGarbage(ch
   } catch (...) {
     return 0;
   }
+}
+
+extern "C" __attribute__((visibility("default"))) size_t cuShimLogicalEndpointState(char* buf, size_t len) {
+  try {
+    return copy_out(cuda_shim::ipc::endpoint_state(), buf, len);
+  } catch (...) {
+    return 0;
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) int cuShimLogicalEndpointAccess(unsigned int leId, int dev,
+                                                                                  unsigned long long offset, void* buf,
+                                                                                  unsigned long long size, int write) {
+  return cuda_shim::abi::driver_call("cuShimLogicalEndpointAccess", [&] {
+    return cuda_shim::ipc::endpoint_access(leId, dev, offset, buf, size, write != 0, "cuShimLogicalEndpointAccess");
+  });
 }
 
 extern "C" __attribute__((visibility("default"))) int cuShimGetVersion(void) { return 100; }

@@ -127,7 +127,7 @@ Errc cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) noex
   TRY(drv().device(dev, d, "cuDeviceGetAttribute"));
   int a = static_cast<int>(attrib);
   if (a < 0 || a >= Device::kMaxAttr || !d->attr_valid[a]) {
-    if (a == 153 || a == 154)
+    if (a >= 153 && a <= 156)
       return fail(Errc::invalid_value, "cuDeviceGetAttribute: attribute {} (logical endpoints) exists from driver "
                   "13.3; this emulated driver reports {} (CUDA_SHIM_DRIVER_VERSION)", a, drv().driver_version());
     return fail(Errc::invalid_value, "cuDeviceGetAttribute: {} is not a CUdevice_attribute this driver knows", a);

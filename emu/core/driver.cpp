@@ -14,6 +14,8 @@ constexpr int kAttrPageableMemoryAccess = 88;          // CU_DEVICE_ATTRIBUTE_PA
 constexpr int kAttrConcurrentManagedAccess = 89;       // CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
 constexpr int kAttrLogicalEndpointUnicast = 153;     // CUDA 13.3
 constexpr int kAttrLogicalEndpointMulticast = 154;   // CUDA 13.3
+constexpr int kAttrLogicalEndpointCountedOps = 155;  // CUDA 13.3
+constexpr int kAttrLogicalEndpointUnicastOnOwner = 156;  // CUDA 13.3
 constexpr int kAttrPciBusId = 33;
 constexpr int kAttrPciDeviceId = 34;
 constexpr int kAttrPciDomainId = 50;
@@ -70,14 +72,12 @@ Driver::Driver() : cfg_(Config::get()) {
     d->pci_device = d->attr[kAttrPciDeviceId] + i;
     d->attr[kAttrPciDeviceId] = d->pci_device;
     d->pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}.0", d->pci_domain, d->pci_bus, d->pci_device);
-    if (cfg_.driver_version >= 13030) {
-      d->attr[kAttrLogicalEndpointUnicast] = 1;
-      d->attr_valid[kAttrLogicalEndpointUnicast] = true;
-      d->attr[kAttrLogicalEndpointMulticast] = 1;
-      d->attr_valid[kAttrLogicalEndpointMulticast] = true;
-    } else {
-      d->attr_valid[kAttrLogicalEndpointUnicast] = false;
-      d->attr_valid[kAttrLogicalEndpointMulticast] = false;
+    // Logical endpoints (13.3): supported, counted operations included; attributes a 13.0
+    // driver does not know answer INVALID_VALUE there (measured on the H200).
+    for (int a : {kAttrLogicalEndpointUnicast, kAttrLogicalEndpointMulticast, kAttrLogicalEndpointCountedOps,
+                  kAttrLogicalEndpointUnicastOnOwner}) {
+      d->attr[a] = cfg_.driver_version >= 13030 ? 1 : 0;
+      d->attr_valid[a] = cfg_.driver_version >= 13030;
     }
     make_uuid(i, d->cfg.name, d->uuid);
     devices_.push_back(std::move(d));

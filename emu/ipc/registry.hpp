@@ -16,7 +16,7 @@
 
 namespace cuda_shim::ipc {
 
-constexpr uint32_t kLayoutVersion = 1;
+constexpr uint32_t kLayoutVersion = 2;  // 2: logical endpoint tables
 
 // Kinds of registry records.
 enum class RecordKind : uint32_t {

@@ -134,6 +134,12 @@ class Pool : public std::enable_shared_from_this<Pool> {
   // A pool made by cuMemPoolImportFromShareableHandle: it maps the exporter's memory and
   // holds only what cuMemPoolImportPointer brought in; it never allocates.
   bool imported() const { return imported_; }
+  // Where the window starts: an allocation at p lies at offset p - window_base() of the
+  // pool's memfd (0 before the window exists).
+  uintptr_t window_base() const {
+    std::lock_guard lk(m_);
+    return window_;
+  }
   // The pool's own descriptor (kept while the pool lives); reserves the window first.
   Errc backing_fd(int& fd, const char* api);
   // A new descriptor of the pool's memory (POSIX-fd export).

@@ -680,3 +680,10 @@ Errc cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* 
 }
 
 }  // namespace cuda_shim::api
+
+namespace cuda_shim::vmm {
+AllocationPtr find_allocation(CUmemGenericAllocationHandle h) {
+  std::lock_guard lk(api::st().m);
+  return api::find_handle(h);
+}
+}  // namespace cuda_shim::vmm

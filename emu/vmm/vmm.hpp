@@ -87,6 +87,10 @@ struct Mapping {
   bool any_access() const;
 };
 
+// The live allocation behind a CUmemGenericAllocationHandle, or null (garbage and released
+// handles are never dereferenced): for callers outside the VMM module (logical endpoints).
+AllocationPtr find_allocation(CUmemGenericAllocationHandle h);
+
 // Copy-engine checks on a mapping (copy.cpp): the current context's device must have access;
 // writes need read-write access. Host-located memory is reachable once any access exists.
 Errc check_copy_access(const Mapping& m, uintptr_t p, bool write, const char* api, const char* what);

@@ -629,7 +629,9 @@ typedef enum CUdevice_attribute_enum {
 #if defined(CUDA_SHIM_ENABLE_13030_API) || defined(__CUDA_API_VERSION_INTERNAL)
     /* CUDA 13.3 additions; listed after _MAX so the 13.0 value of _MAX is kept. */
     , CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED = 153,
-    CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED = 154
+    CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED = 154,
+    CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED = 155,
+    CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED = 156
 #endif
 } CUdevice_attribute;
 
@@ -3280,7 +3282,7 @@ typedef struct CUlogicalEndpointFabricHandle_st {
     unsigned char data[CU_IPC_HANDLE_SIZE];
 } CUlogicalEndpointFabricHandle;
 
-typedef struct CUlogicalEndpointProp_st {
+typedef struct CUlogicalEndpointProp_struct {
     CUlogicalEndpointType type;
     union {
         struct {

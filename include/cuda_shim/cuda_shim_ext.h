@@ -59,6 +59,20 @@ int cuShimGetManagedAttachment(unsigned long long ptr, unsigned int *flags, unsi
 unsigned long long cuShimManagedViolations(void);
 size_t cuShimGetLastManagedViolation(char *buf, size_t len);
 
+/* Logical endpoints (CUDA 13.3). Every endpoint of the emulated fabric as text: its ids in each
+ * process (created or imported, ready or not), type, owner or multicast team, construction state
+ * and the memory bound per device (`cuda-shim endpoints`). Same copy rules as above. */
+size_t cuShimLogicalEndpointState(char *buf, size_t len);
+
+/* What a kernel's fabric put/get through logical endpoint id leId would reach: writes (write != 0)
+ * or reads [offset, offset + size) of the memory bound on device dev, in whichever process bound
+ * it. dev -1 names a unicast endpoint's owner; a write with dev -1 to a multicast endpoint stores
+ * into every team device's replica. The id must have been seen ready by cuLogicalEndpointQuery and
+ * the range must be bound entirely, else CUDA_ERROR_INVALID_VALUE (undefined behaviour on a GPU).
+ * Returns a CUresult value. */
+int cuShimLogicalEndpointAccess(unsigned int leId, int dev, unsigned long long offset, void *buf,
+                                unsigned long long size, int write);
+
 /* cuda-shim's version as MAJOR*10000 + MINOR*100 + PATCH. */
 int cuShimGetVersion(void);
 

@@ -1,0 +1,387 @@
+// The registry segment's shared layout and its attachment, shared by the parts of the IPC
+// layer that keep state in it: exports and events (registry.cpp) and logical endpoints
+// (endpoint_table.cpp). Internal to emu/ipc. Only trivially copyable types live in the
+// segment; every change of the layout bumps kLayoutVersion (an older segment is replaced).
+#pragma once
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/interprocess/mapped_region.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "ipc/endpoint_layout.hpp"
+#include "ipc/registry.hpp"
+
+namespace cuda_shim::ipc::seg {
+
+
+namespace bip = boost::interprocess;
+
+// ---- The shared layout (kLayoutVersion). Only trivially copyable types live here. ----
+constexpr uint64_t kMagic = 0x4745524d48534355ull;  // "CUSHMREG"
+constexpr uint32_t kProcs = 256;
+constexpr uint32_t kRecords = 32768;  // power of two: open addressing by token
+constexpr uint32_t kEvents = 1024;
+
+enum : uint32_t { kFree = 0, kLive = 1, kTomb = 2 };
+
+struct ProcSlot {
+  int32_t pid;
+  uint32_t state;   // kFree / kLive
+  uint64_t start;   // /proc/<pid>/stat starttime: tells a live pid from a reused one
+  int32_t channel;  // IMEX channel, -1 none
+  uint32_t pad;
+};
+
+struct RecordSlot {
+  uint32_t state;  // kFree / kLive / kTomb (written last when publishing)
+  Record rec;
+};
+static_assert(std::is_trivially_copyable_v<Record>);
+
+struct EventSlot {
+  uint32_t state;  // kFree / kLive
+  int32_t pid;     // exporter
+  Token token;
+  uint64_t words[2];  // records issued, highest record completed (atomic_ref)
+  uint64_t pad[2];
+};
+
+struct Header {
+  uint64_t magic;
+  uint32_t version;
+  uint32_t ready;  // set (release) once the creator initialized everything
+  uint64_t size;
+  pthread_mutex_t lock;  // process-shared, robust
+  uint64_t attaches;
+  uint32_t live_records, tombs;
+};
+
+struct Layout {
+  Header h;
+  ProcSlot procs[kProcs];
+  RecordSlot records[kRecords];
+  EventSlot events[kEvents];
+  EndpointTables le;  // logical endpoints (endpoint_layout.hpp)
+};
+static_assert(std::is_trivially_copyable_v<ProcSlot> && std::is_trivially_copyable_v<RecordSlot>);
+
+inline std::string default_name() {
+  if (const char* e = std::getenv("CUDA_SHIM_REGISTRY"); e && *e) return e[0] == '/' ? e + 1 : e;
+  return fmt::format("cuda-shim-{}", ::getuid());
+}
+
+// starttime (field 22) of /proc/<pid>/stat; 0 when the process is gone.
+inline uint64_t start_time(int pid) {
+  char path[64], buf[1024];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces
+  if (!p) return 0;
+  int field = 2;
+  for (++p; *p && field < 22; ++p)
+    if (*p == ' ') ++field;
+  return std::strtoull(p, nullptr, 10);
+}
+
+inline bool alive(int pid, uint64_t start) {
+  if (pid <= 0) return false;
+  if (::kill(pid, 0) != 0 && errno != EPERM) return false;
+  return start_time(pid) == start;
+}
+
+// Drops the aliases and bindings of processes for which gone(pid) holds, and the endpoints
+// left without aliases (endpoint_table.cpp). Lock held.
+template <class Gone>
+void endpoints_sweep(EndpointTables& t, Gone&& gone) {
+  for (auto& a : t.aliases)
+    if (a.state == kLive && gone(a.pid)) a.state = kFree;
+  for (auto& b : t.binds)
+    if (b.state == kLive && gone(b.pid)) b.state = kFree;
+  // An endpoint lives while some id names it; the last alias gone frees it (and whatever
+  // bindings remain: every binder held an alias).
+  static thread_local bool held[kEndpoints];
+  for (auto& h : held) h = false;
+  for (auto& a : t.aliases)
+    if (a.state == kLive && a.ep < kEndpoints) held[a.ep] = true;
+  for (uint32_t i = 0; i < kEndpoints; ++i)
+    if (t.endpoints[i].state == kLive && !held[i]) t.endpoints[i].state = kFree;
+  for (auto& b : t.binds)
+    if (b.state == kLive && (b.ep >= kEndpoints || t.endpoints[b.ep].state != kLive)) b.state = kFree;
+}
+
+class Segment {
+ public:
+  static Segment* get(Errc& e, const char* api) {
+    static std::once_flag once;
+    static Segment* s = nullptr;
+    static std::string why;
+    std::call_once(once, [] {
+      auto* seg = new Segment();
+      try {
+        why = seg->attach();
+      } catch (const std::exception& ex) {
+        why = ex.what();
+      }
+      if (why.empty()) {
+        s = seg;
+        std::atexit([] { s->detach(); });
+      } else {
+        delete seg;
+      }
+    });
+    if (!s) e = fail(Errc::out_of_memory, "{}: cannot attach the shared registry segment '{}': {}", api,
+                     default_name(), why);
+    return s;
+  }
+
+  Layout* L() const { return layout_; }
+  int my_slot() const { return slot_; }
+  const std::string& name() const { return name_; }
+
+  // Holds the segment's lock; after a holder died, sweeps its records first.
+  class Lock {
+   public:
+    explicit Lock(Segment& s) : s_(s) {
+      int r = pthread_mutex_lock(&s.L()->h.lock);
+      if (r == EOWNERDEAD) {
+        pthread_mutex_consistent(&s.L()->h.lock);
+        s.sweep();
+      }
+    }
+    ~Lock() { pthread_mutex_unlock(&s_.L()->h.lock); }
+
+   private:
+    Segment& s_;
+  };
+
+  // Removes the processes that died and everything they published. Lock held.
+  void sweep() {
+    Layout* l = L();
+    for (auto& p : l->procs)
+      if (p.state == kLive && !alive(p.pid, p.start)) p.state = kFree;
+    // Records go with their exporter, even one that never had a slot of its own (a fork()ed
+    // child publishing through its parent's attachment).
+    int last_pid = 0;
+    bool last_alive = true;
+    auto gone = [&](int pid) {
+      if (pid != last_pid) {
+        last_pid = pid;
+        last_alive = ::kill(pid, 0) == 0 || errno == EPERM;
+      }
+      return !last_alive;
+    };
+    for (auto& r : l->records)
+      if (r.state == kLive && gone(r.rec.pid)) retire(r);
+    for (auto& ev : l->events)
+      if (ev.state == kLive && gone(ev.pid)) ev.state = kFree;
+    endpoints_sweep(l->le, gone);
+    if (l->h.tombs > kRecords / 4) rehash();
+  }
+
+  void retire(RecordSlot& r) {
+    r.state = kTomb;
+    --L()->h.live_records;
+    ++L()->h.tombs;
+  }
+
+  void rehash() {
+    Layout* l = L();
+    std::vector<RecordSlot> live;
+    for (auto& r : l->records)
+      if (r.state == kLive) live.push_back(r);
+    for (auto& r : l->records) r = RecordSlot{};
+    l->h.tombs = 0;
+    for (auto& r : live) l->records[probe_free(r.rec.token)] = r;
+  }
+
+  uint32_t probe_free(const Token& t) const {
+    for (uint32_t i = 0, h = static_cast<uint32_t>(t.lo); i < kRecords; ++i) {
+      uint32_t k = (h + i) & (kRecords - 1);
+      if (layout_->records[k].state != kLive) return k;
+    }
+    return kRecords;
+  }
+
+  RecordSlot* find(RecordKind kind, const Token& t) const {
+    for (uint32_t i = 0, h = static_cast<uint32_t>(t.lo); i < kRecords; ++i) {
+      RecordSlot& r = layout_->records[(h + i) & (kRecords - 1)];
+      if (r.state == kFree) return nullptr;
+      if (r.state == kLive && r.rec.token == t && r.rec.kind == kind) return &r;
+    }
+    return nullptr;
+  }
+
+ private:
+  Segment() = default;
+
+  std::string attach() {
+    name_ = default_name();
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      std::string why = try_attach();
+      if (why != "retry") return why;
+    }
+    return "the segment kept changing under us";
+  }
+
+  std::string try_attach() {
+    bool created = false;
+    std::unique_ptr<bip::shared_memory_object> shm;
+    bip::permissions perm(0600);
+    try {
+      shm = std::make_unique<bip::shared_memory_object>(bip::create_only, name_.c_str(), bip::read_write, perm);
+      created = true;
+      shm->truncate(sizeof(Layout));
+    } catch (const bip::interprocess_exception&) {
+      if (created) throw;
+      shm = std::make_unique<bip::shared_memory_object>(bip::open_only, name_.c_str(), bip::read_write);
+    }
+    int fd = shm->get_mapping_handle().handle;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return "fstat failed";
+    // Another user's segment (or one anybody could write) is never trusted.
+    if (st.st_uid != ::getuid() || (st.st_mode & 077))
+      return fmt::format("it belongs to uid {} with mode {:o}; it must be this user's, mode 0600", st.st_uid,
+                         st.st_mode & 0777);
+    if (!created) {
+      // Wait for its creator to finish initializing; a creator that died leaves it unready.
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+      while (static_cast<size_t>(st.st_size) < sizeof(Header) && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        ::fstat(fd, &st);
+      }
+    }
+    region_ = std::make_unique<bip::mapped_region>(*shm, bip::read_write);
+    auto* l = static_cast<Layout*>(region_->get_address());
+    if (created) {
+      std::memset(static_cast<void*>(l), 0, sizeof(Layout));
+      pthread_mutexattr_t a;
+      pthread_mutexattr_init(&a);
+      pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+      pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+      pthread_mutex_init(&l->h.lock, &a);
+      pthread_mutexattr_destroy(&a);
+      l->h.magic = kMagic;
+      l->h.version = kLayoutVersion;
+      l->h.size = sizeof(Layout);
+      std::atomic_ref<uint32_t>(l->h.ready).store(1, std::memory_order_release);
+    } else {
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+      bool ok = false;
+      while (std::chrono::steady_clock::now() < until) {
+        if (region_->get_size() >= sizeof(Header) &&
+            std::atomic_ref<uint32_t>(l->h.ready).load(std::memory_order_acquire)) {
+          ok = true;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      // An older layout, a foreign object or a creator that died half-way: replace it. Its
+      // remaining users (an older build) keep their mapping; they cannot share with us anyway.
+      if (!ok || l->h.magic != kMagic || l->h.version != kLayoutVersion || l->h.size != sizeof(Layout) ||
+          region_->get_size() < sizeof(Layout)) {
+        region_.reset();
+        bip::shared_memory_object::remove(name_.c_str());
+        return "retry";
+      }
+    }
+    layout_ = l;
+    {
+      Lock lk(*this);
+      sweep();
+      uint64_t me = start_time(::getpid());
+      for (uint32_t i = 0; i < kProcs; ++i)
+        if (l->procs[i].state == kFree) {
+          l->procs[i] = ProcSlot{::getpid(), kLive, me, imex_env_channel(), 0};
+          slot_ = static_cast<int>(i);
+          break;
+        }
+      ++l->h.attaches;
+    }
+    if (slot_ < 0) return fmt::format("its process table is full ({} processes)", kProcs);
+    // The last process out may have removed the name between our open and our registration:
+    // then this segment is orphaned and we start over with a fresh one.
+    struct stat now {};
+    std::string path = "/dev/shm/" + name_;
+    if (::stat(path.c_str(), &now) != 0 || now.st_ino != st.st_ino) {
+      release_slot();
+      layout_ = nullptr;
+      region_.reset();
+      return "retry";
+    }
+    shm_ = std::move(shm);
+    owner_ = ::getpid();
+    return {};
+  }
+
+  void release_slot() {
+    Lock lk(*this);
+    layout_->procs[slot_].state = kFree;
+    slot_ = -1;
+  }
+
+ public:
+  static int imex_env_channel() {
+    const char* e = std::getenv("CUDA_SHIM_IMEX_CHANNEL");
+    if (!e || !*e) return -1;
+    char* end = nullptr;
+    long v = std::strtol(e, &end, 10);
+    return (*end == 0 && v >= 0 && v < (1 << 20)) ? static_cast<int>(v) : -1;
+  }
+
+  // At exit: withdraw everything this process published; the last process out removes the
+  // segment's name, so nothing is left behind.
+  void detach() noexcept {
+    if (!layout_ || slot_ < 0 || ::getpid() != owner_) return;  // a fork()ed child is not the owner
+    try {
+      Lock lk(*this);
+      int me = ::getpid();
+      for (auto& r : layout_->records)
+        if (r.state == kLive && r.rec.pid == me) retire(r);
+      for (auto& ev : layout_->events)
+        if (ev.state == kLive && ev.pid == me) ev.state = kFree;
+      endpoints_sweep(layout_->le, [me](int pid) { return pid == me; });
+      layout_->procs[slot_].state = kFree;
+      slot_ = -1;
+      bool others = false;
+      for (auto& p : layout_->procs)
+        if (p.state == kLive && alive(p.pid, p.start)) others = true;
+      if (!others) bip::shared_memory_object::remove(name_.c_str());
+    } catch (...) {
+    }
+  }
+
+ private:
+  std::string name_;
+  std::unique_ptr<bip::shared_memory_object> shm_;
+  std::unique_ptr<bip::mapped_region> region_;
+  Layout* layout_ = nullptr;
+  int slot_ = -1;
+  int owner_ = 0;
+};
+
+
+
+}  // namespace cuda_shim::ipc::seg
