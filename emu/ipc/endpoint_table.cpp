@@ -128,6 +128,7 @@ Errc import(const Token& token, uint32_t le_id, uint64_t alias_built_ns, int cha
   if (!s) return err;
   Segment::Lock lk(*s);
   Layout* l = s->L();
+  s->sweep();  // an endpoint whose holders were all killed must not be imported
   uint32_t index = kEndpoints;
   for (uint32_t i = 0; i < kEndpoints; ++i)
     if (l->le.endpoints[i].state == kLive && l->le.endpoints[i].token == token) index = i;
@@ -342,6 +343,7 @@ std::string dump() {
   if (!s) return explanation() + "\n";
   Segment::Lock lk(*s);
   Layout* l = s->L();
+  s->sweep();
   uint64_t now = now_ns();
   std::string out;
   int n = 0;
