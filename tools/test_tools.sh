@@ -79,4 +79,10 @@ check "info summary" 0 sh -c "'$shim' info --driver-version 13.0 >'$tmp/info' &&
 check "info reports a newer driver version" 0 sh -c "'$shim' info --driver-version 13030 |
   grep -q '^Driver Version: 13.3 (cuDriverGetVersion 13030)'"
 
+# The registry views, on a registry of their own.
+check "endpoints on an empty fabric" 0 sh -c "CUDA_SHIM_REGISTRY=cuda-shim-tools-\$\$ '$shim' endpoints |
+  grep -qx 'no logical endpoints'"
+check "ipc names its segment" 0 sh -c "CUDA_SHIM_REGISTRY=cuda-shim-tools-\$\$ '$shim' ipc |
+  grep -q '^registry /dev/shm/cuda-shim-tools-'"
+
 [ "$failures" = 0 ] || { printf '%s launcher check(s) failed\n' "$failures"; exit 1; }
