@@ -122,8 +122,7 @@ void endpoints_sweep(EndpointTables& t, Gone&& gone) {
     if (b.state == kLive && gone(b.pid)) b.state = kFree;
   // An endpoint lives while some id names it; the last alias gone frees it (and whatever
   // bindings remain: every binder held an alias).
-  static thread_local bool held[kEndpoints];
-  for (auto& h : held) h = false;
+  bool held[kEndpoints] = {};  // on the stack: static TLS would break dlopen of the library
   for (auto& a : t.aliases)
     if (a.state == kLive && a.ep < kEndpoints) held[a.ep] = true;
   for (uint32_t i = 0; i < kEndpoints; ++i)
