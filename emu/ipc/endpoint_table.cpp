@@ -82,7 +82,7 @@ uint64_t now_ns() noexcept {
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-Errc create(Endpoint& e, uint32_t le_id, const char* api) {
+Errc create(Endpoint& e, uint32_t le_id, bool start_now, uint64_t build_ns, const char* api) {
   Errc err = Errc::success;
   Segment* s = segment(err, api);
   if (!s) return err;
@@ -114,14 +114,14 @@ Errc create(Endpoint& e, uint32_t le_id, const char* api) {
   d.flags = e.flags;
   d.creator_pid = e.creator_pid = ::getpid();
   d.channel = e.channel;
-  d.built_ns = e.built_ns;
+  d.built_ns = e.built_ns = start_now ? now_ns() + build_ns : 0;
   std::atomic_ref<uint32_t>(d.state).store(kLive, std::memory_order_release);
   e.index = index;
   publish_alias(*a, index, e.token, le_id, false, 0);
   return Errc::success;
 }
 
-Errc import(const Token& token, uint32_t le_id, uint64_t alias_built_ns, int channel, Endpoint& out,
+Errc import(const Token& token, uint32_t le_id, uint64_t build_ns, int channel, Endpoint& out,
             const char* api) {
   Errc err = Errc::success;
   Segment* s = segment(err, api);
@@ -143,7 +143,7 @@ Errc import(const Token& token, uint32_t le_id, uint64_t alias_built_ns, int cha
   if (!a)
     return fail(Errc::out_of_memory, "{}: the emulated fabric holds {} endpoint ids already, its limit", api,
                 kEndpointAliases);
-  publish_alias(*a, index, token, le_id, true, alias_built_ns);
+  publish_alias(*a, index, token, le_id, true, now_ns() + build_ns);
   out = snapshot(index, l->le.endpoints[index]);
   return Errc::success;
 }

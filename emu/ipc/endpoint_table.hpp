@@ -43,13 +43,14 @@ struct Binding {
   uint64_t fdev = 0, ino = 0, obj_offset = 0, what = 0;
 };
 
-// A new endpoint `e` (its token, index and creator are filled in) with this process's alias
-// `le_id`. OUT_OF_MEMORY when the tables are full.
-Errc create(Endpoint& e, uint32_t le_id, const char* api);
+// A new endpoint `e` (its token, index, creator and built_ns are filled in) with this process's
+// alias `le_id`; construction, when it starts now (unicast), takes build_ns from the moment the
+// record exists. OUT_OF_MEMORY when the tables are full.
+Errc create(Endpoint& e, uint32_t le_id, bool start_now, uint64_t build_ns, const char* api);
 // Adds this process's alias `le_id` to the live endpoint with `token`; NOT_SUPPORTED when no
 // such endpoint lives (never exported, or destroyed by all its holders), NOT_PERMITTED when it
-// was made on another IMEX channel than `channel`.
-Errc import(const Token& token, uint32_t le_id, uint64_t alias_built_ns, int channel, Endpoint& out,
+// was made on another IMEX channel than `channel`. The import constructs for build_ns.
+Errc import(const Token& token, uint32_t le_id, uint64_t build_ns, int channel, Endpoint& out,
             const char* api);
 // Removes this process's alias `le_id` and every binding this process made on the endpoint;
 // frees the endpoint when that was its last alias. Returns the bindings removed (their fds

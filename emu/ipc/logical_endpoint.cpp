@@ -494,8 +494,7 @@ Errc cuLogicalEndpointCreate(CUlogicalEndpointId leId, const CUlogicalEndpointPr
   }
   e.channel = ch;
   // Unicast construction starts now; a multicast endpoint's when its team is complete.
-  e.built_ns = e.type == CU_LOGICAL_ENDPOINT_TYPE_UNICAST ? ipc::le::now_ns() + ipc::build_ns() : 0;
-  TRY(ipc::le::create(e, leId, api));
+  TRY(ipc::le::create(e, leId, e.type == CU_LOGICAL_ENDPOINT_TYPE_UNICAST, ipc::build_ns(), api));
   Id& id = it->second;
   id = Id{};
   id.assoc = true;
@@ -642,7 +641,7 @@ Errc cuLogicalEndpointImport(CUlogicalEndpointId leId, const void* handle,
                 "its bytes are not a logical endpoint fabric handle (altered, or from another emulator version)", api);
   if (access != Errc::success) return ipc::fabric_access(api, ch);  // re-records NOT_PERMITTED's reason
   ipc::le::Endpoint e;
-  TRY(ipc::le::import(b.token, leId, ipc::le::now_ns() + ipc::build_ns(), ch, e, api));
+  TRY(ipc::le::import(b.token, leId, ipc::build_ns(), ch, e, api));
   Id& id = it->second;
   id = Id{};
   id.assoc = true;
