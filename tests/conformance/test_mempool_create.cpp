@@ -264,7 +264,11 @@ TEST_CASE("pools share the device address space: creation fails with CUDA_ERROR_
     pools.push_back(pool);
   }
   CHECK_CU(r, CUDA_ERROR_OUT_OF_MEMORY);
-  CHECK(pools.size() + static_cast<size_t>(device_count()) == fit);
+  // Measured on H200s (driver 580.159.04): from run to run either every pool of the budget fits
+  // or one fewer (467 or 466 beside the default pool; the driver's own reservations vary).
+  const size_t made = pools.size() + static_cast<size_t>(device_count());
+  CHECK(made <= fit);
+  CHECK(made + 1 >= fit);
   // Destroying one makes room for one.
   REQUIRE(!pools.empty());
   CHECK_CU(cuMemPoolDestroy(pools.back()), CUDA_SUCCESS);
