@@ -376,12 +376,15 @@ Errc endpoint_access(uint32_t le_id, int dev, uint64_t offset, void* buf, uint64
       if (b.offset + b.size <= at) continue;
       if (b.offset > at) break;
       uint64_t n = std::min(end, b.offset + b.size) - at;
-      int fd = b.pid == ::getpid() ? b.fd : open_peer_object(b.pid, b.fd, b.fdev, b.ino);
+      // Through open_peer_object even for our own bindings: its inode check makes a descriptor an
+      // unbind on another thread closed (and the number reused) fail instead of hitting a
+      // stranger's file.
+      int fd = open_peer_object(b.pid, b.fd, b.fdev, b.ino);
       if (fd < 0) break;
       char* p = static_cast<char*>(buf) + (at - offset);
       off_t o = static_cast<off_t>(b.obj_offset + (at - b.offset));
       ssize_t got = write ? ::pwrite(fd, p, n, o) : ::pread(fd, p, n, o);
-      if (fd != b.fd || b.pid != ::getpid()) ::close(fd);
+      ::close(fd);
       if (got != static_cast<ssize_t>(n)) break;
       at += n;
       if (at == end) break;
