@@ -7,6 +7,9 @@
 
 #include <stdlib.h>
 
+#include <atomic>
+#include <thread>
+
 #include <string>
 #include <vector>
 
@@ -779,3 +782,46 @@ TEST_CASE("emulator: the endpoint state names ids, team and bindings", "[le][sta
   CHECK(s.find("device 0: [0x0, 0x200000) -> vmm") != std::string::npos);
 }
 #endif
+
+TEST_CASE("threads: endpoints made, bound and destroyed concurrently in one process", "[le][threads]") {
+  LE_REQUIRE_API();
+  conformance_primary_ctx();
+  constexpr int kThreads = 8, kRounds = 12;
+  std::vector<std::thread> ts;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([t, &failures] {
+      auto bad = [&](bool ok) {
+        if (!ok) failures.fetch_add(1);
+        return !ok;
+      };
+      CUcontext ctx = nullptr;
+      if (bad(cuDevicePrimaryCtxRetain(&ctx, 0) == CUDA_SUCCESS) || bad(cuCtxSetCurrent(ctx) == CUDA_SUCCESS)) return;
+      LeVmm mem(0, 4 * MiB, false);
+      if (bad(mem.status == CUDA_SUCCESS)) return;
+      for (int r = 0; r < kRounds; ++r) {
+        CUlogicalEndpointId base = 0;
+        if (bad(le().IdReserve(&base, 2) == CUDA_SUCCESS)) return;
+        auto p = le_unicast(0, 4 * MiB);
+        bool ready = false;
+        bad(le().Create(base, &p) == CUDA_SUCCESS);
+        bad(le().Create(base + 1, &p) == CUDA_SUCCESS);
+        bad(le_wait_ready(base, 2, ready) == CUDA_SUCCESS && ready);
+        bad(le().BindAddr(base, 0, 0, mem.ptr(), 4 * MiB, 0) == CUDA_SUCCESS);
+        bad(le().BindMem(base + 1, 0, 0, mem.h, 0, 2 * MiB, 0) == CUDA_SUCCESS);
+        bad(le().BindMem(base + 1, 0, 2 * MiB, mem.h, 2 * MiB, 2 * MiB, 0) == CUDA_SUCCESS);
+        if (le().Access) {
+          unsigned char b[64];
+          std::memset(b, t, sizeof b);
+          bad(le().Access(base, -1, 4096 * t, b, sizeof b, 1) == CUDA_SUCCESS);
+        }
+        bad(le().Unbind(base + 1, 0, 0, 4 * MiB) == CUDA_SUCCESS);
+        bad(le().Destroy(base) == CUDA_SUCCESS);  // unbinds the other binding itself
+        bad(le().Destroy(base + 1) == CUDA_SUCCESS);
+        bad(le().IdRelease(base, 2) == CUDA_SUCCESS);
+      }
+      cuDevicePrimaryCtxRelease(0);
+    });
+  for (auto& th : ts) th.join();
+  CHECK(failures.load() == 0);
+}
