@@ -825,3 +825,18 @@ TEST_CASE("threads: endpoints made, bound and destroyed concurrently in one proc
   for (auto& th : ts) th.join();
   CHECK(failures.load() == 0);
 }
+
+TEST_CASE("NCCL's lookup: cudaGetDriverEntryPointByVersion(name, 13030) reaches the same entries", "[le][procaddr]") {
+  LE_REQUIRE_API();
+  REQUIRE_RT(cudaFree(nullptr), cudaSuccess);
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+  REQUIRE_RT(cudaGetDriverEntryPointByVersion("cuLogicalEndpointIdReserve", &fn, 13030, cudaEnableDefault, &q),
+             cudaSuccess);
+  REQUIRE(q == cudaDriverEntryPointSuccess);
+  CHECK(fn == reinterpret_cast<void*>(le().IdReserve));
+  auto reserve = reinterpret_cast<CUresult (*)(CUlogicalEndpointId*, cuuint32_t)>(fn);
+  CUlogicalEndpointId base = 0;
+  REQUIRE_CU(reserve(&base, 2), CUDA_SUCCESS);
+  CHECK_CU(le().IdRelease(base, 2), CUDA_SUCCESS);
+}
