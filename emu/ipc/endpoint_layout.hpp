@@ -18,7 +18,7 @@ constexpr uint32_t kEndpointAliases = 8192;
 constexpr uint32_t kEndpointBinds = 8192;
 
 struct EndpointSlot {
-  uint32_t state;  // slot_free / slot_live
+  uint32_t state;  // seg::kFree / kLive (segment.hpp)
   uint32_t type;   // CUlogicalEndpointType
   Token token;     // identity; a fabric handle carries it
   int32_t owner;   // unicast: the owner device
