@@ -48,23 +48,29 @@ struct EndpointAliasSlot {
 
 // One bind call: [offset, offset + size) of the endpoint on device dev is backed by bytes
 // [obj_offset, obj_offset + size) of a memfd object that process pid holds as descriptor fd.
+// Callers see it as it lies in the segment (ipc::le::Binding).
+struct EndpointBinding {
+  Token token;  // the binding's identity
+  int32_t pid = 0;
+  int32_t dev = 0;
+  uint32_t le_id = 0;     // the id the binder used
+  uint32_t mem_kind = 0;  // 1: cuMemCreate handle (BindMem), 2: cuMemCreate mapping, 3: pool allocation
+  uint64_t offset = 0, size = 0;
+  int32_t fd = -1;
+  uint32_t fabric = 0;  // the memory is externally shareable (CU_MEM_HANDLE_TYPE_FABRIC)
+  uint64_t fdev = 0, ino = 0, obj_offset = 0;
+  uint64_t what = 0;  // the handle or address bound (for `cuda-shim endpoints`)
+};
+
 struct EndpointBindSlot {
   uint32_t state;
   uint32_t ep;
   Token ep_token;
-  Token token;  // the binding's identity
-  int32_t pid;
-  int32_t dev;
-  uint32_t le_id;   // the id the binder used
-  uint32_t mem_kind;  // 1: cuMemCreate handle (BindMem), 2: cuMemCreate mapping, 3: pool allocation
-  uint64_t offset, size;
-  int32_t fd;
-  uint32_t fabric;  // the memory is externally shareable (CU_MEM_HANDLE_TYPE_FABRIC)
-  uint64_t fdev, ino, obj_offset;
-  uint64_t what;    // the handle or address bound (for `cuda-shim endpoints`)
+  EndpointBinding b;
 };
 
 static_assert(std::is_trivially_copyable_v<EndpointSlot> && std::is_trivially_copyable_v<EndpointAliasSlot> &&
+              std::is_trivially_copyable_v<EndpointBinding> &&
               std::is_trivially_copyable_v<EndpointBindSlot>);
 
 struct EndpointTables {

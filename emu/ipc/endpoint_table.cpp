@@ -38,24 +38,6 @@ Endpoint snapshot(uint32_t index, const EndpointSlot& s) {
   return e;
 }
 
-Binding from_slot(const EndpointBindSlot& b) {
-  Binding x;
-  x.token = b.token;
-  x.pid = b.pid;
-  x.dev = b.dev;
-  x.le_id = b.le_id;
-  x.mem_kind = b.mem_kind;
-  x.offset = b.offset;
-  x.size = b.size;
-  x.fd = b.fd;
-  x.fabric = b.fabric != 0;
-  x.fdev = b.fdev;
-  x.ino = b.ino;
-  x.obj_offset = b.obj_offset;
-  x.what = b.what;
-  return x;
-}
-
 EndpointAliasSlot* free_alias(Layout* l) {
   for (auto& a : l->le.aliases)
     if (a.state != kLive) return &a;
@@ -167,8 +149,8 @@ std::vector<Binding> drop_alias(uint32_t index, const Token& token, uint32_t le_
   // The driver's rule: "any memory bound by this process to any device associated with the
   // logical endpoint will be unbound".
   for (auto& b : l->le.binds)
-    if (b.state == kLive && b.ep == index && b.ep_token == token && b.pid == me) {
-      removed.push_back(from_slot(b));
+    if (b.state == kLive && b.ep == index && b.ep_token == token && b.b.pid == me) {
+      removed.push_back(b.b);
       b.state = kFree;
     }
   if (!others)
@@ -191,19 +173,27 @@ bool get(uint32_t index, const Token& token, Endpoint& out) {
   return true;
 }
 
-bool ready(uint32_t index, const Token& token, uint32_t le_id, uint64_t now) {
+bool ready(const std::vector<AliasRef>& ids, uint64_t now) {
   Errc err = Errc::success;
   Segment* s = segment(err, "cuLogicalEndpointQuery");
   if (!s) return false;
   Segment::Lock lk(*s);
   Layout* l = s->L();
-  EndpointSlot* e = live(l, index, token);
-  if (!e || e->built_ns == 0 || now < e->built_ns) return false;
+  for (const AliasRef& r : ids) {
+    EndpointSlot* e = live(l, r.index, r.token);
+    if (!e || e->built_ns == 0 || now < e->built_ns) return false;
+  }
+  // Imports construct too: every alias of the range must have been built by now.
   int me = ::getpid();
+  size_t built = 0;
   for (auto& a : l->le.aliases)
-    if (a.state == kLive && a.pid == me && a.le_id == le_id && a.ep == index && a.ep_token == token)
-      return now >= a.built_ns;
-  return false;
+    if (a.state == kLive && a.pid == me)
+      for (const AliasRef& r : ids)
+        if (a.le_id == r.le_id && a.ep == r.index && a.ep_token == r.token) {
+          if (now < a.built_ns) return false;
+          ++built;
+        }
+  return built == ids.size();
 }
 
 Errc add_device(uint32_t index, const Token& token, int dev, uint64_t build_ns, const char* api) {
@@ -249,12 +239,12 @@ Errc bind(uint32_t index, const Token& token, Binding& b, uint32_t limit, const 
       if (!slot) slot = &x;
       continue;
     }
-    if (x.ep != index || !(x.ep_token == token) || x.dev != b.dev) continue;
+    if (x.ep != index || !(x.ep_token == token) || x.b.dev != b.dev) continue;
     ++on_dev;
-    if (b.offset < x.offset + x.size && x.offset < b.offset + b.size)
+    if (b.offset < x.b.offset + x.b.size && x.b.offset < b.offset + b.size)
       return fail(Errc::invalid_value, "{}: [{:#x}, {:#x}) of the endpoint on device {} overlaps a binding already "
                   "there ([{:#x}, {:#x}), bound by pid {}); unbind it first", api, b.offset, b.offset + b.size, b.dev,
-                  x.offset, x.offset + x.size, x.pid);
+                  x.b.offset, x.b.offset + x.b.size, x.b.pid);
   }
   if (on_dev >= limit)
     return fail(Errc::out_of_memory, "{}: no bind resources left: device {} holds {} bindings of this endpoint, the "
@@ -264,23 +254,9 @@ Errc bind(uint32_t index, const Token& token, Binding& b, uint32_t limit, const 
                 kEndpointBinds);
   b.token = random_token();
   b.pid = ::getpid();
-  EndpointBindSlot d{};
-  d.ep = index;
-  d.ep_token = token;
-  d.token = b.token;
-  d.pid = b.pid;
-  d.dev = b.dev;
-  d.le_id = b.le_id;
-  d.mem_kind = b.mem_kind;
-  d.offset = b.offset;
-  d.size = b.size;
-  d.fd = b.fd;
-  d.fabric = b.fabric;
-  d.fdev = b.fdev;
-  d.ino = b.ino;
-  d.obj_offset = b.obj_offset;
-  d.what = b.what;
-  *slot = d;
+  slot->ep = index;
+  slot->ep_token = token;
+  slot->b = b;
   std::atomic_ref<uint32_t>(slot->state).store(kLive, std::memory_order_release);
   return Errc::success;
 }
@@ -296,9 +272,9 @@ Errc unbind(uint32_t index, const Token& token, int dev, uint64_t offset, uint64
   int me = ::getpid();
   std::vector<EndpointBindSlot*> mine;
   for (auto& x : l->le.binds)
-    if (x.state == kLive && x.ep == index && x.ep_token == token && x.dev == dev && x.pid == me) mine.push_back(&x);
-  std::sort(mine.begin(), mine.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
-  auto first = std::find_if(mine.begin(), mine.end(), [&](auto* x) { return x->offset == offset; });
+    if (x.state == kLive && x.ep == index && x.ep_token == token && x.b.dev == dev && x.b.pid == me) mine.push_back(&x);
+  std::sort(mine.begin(), mine.end(), [](auto* a, auto* b) { return a->b.offset < b->b.offset; });
+  auto first = std::find_if(mine.begin(), mine.end(), [&](auto* x) { return x->b.offset == offset; });
   if (first == mine.end())
     return fail(Errc::invalid_value, "{}: no binding of this process starts at offset {:#x} on device {}: the offset "
                 "must be one a bind call gave{}", api, offset, dev, mine.empty() ? " (nothing is bound there)" : "");
@@ -307,11 +283,11 @@ Errc unbind(uint32_t index, const Token& token, int dev, uint64_t offset, uint64
   uint64_t end = offset + size, at = offset;
   auto it = first;
   for (; it != mine.end() && at < end; ++it) {
-    if ((*it)->offset != at)
+    if ((*it)->b.offset != at)
       return fail(Errc::invalid_value, "{}: [{:#x}, {:#x}) on device {} is not covered by adjacent bindings: nothing "
                   "is bound at {:#x} (the size must be one bind's or the combined size of adjacent binds)", api,
                   offset, end, dev, at);
-    at += (*it)->size;
+    at += (*it)->b.size;
   }
   if (at != end)
     return fail(Errc::invalid_value, "{}: size {:#x} at offset {:#x} on device {} does not end where a binding ends{}: "
@@ -319,7 +295,7 @@ Errc unbind(uint32_t index, const Token& token, int dev, uint64_t offset, uint64
                 at > end ? fmt::format(" (the binding there ends at {:#x})", at) : std::string(" (nothing is bound past "
                 "the last binding)"));
   for (auto j = first; j != it; ++j) {
-    removed.push_back(from_slot(**j));
+    removed.push_back((*j)->b);
     (*j)->state = kFree;
   }
   return Errc::success;
@@ -332,7 +308,7 @@ std::vector<Binding> bindings(uint32_t index, const Token& token, int dev) {
   if (!s) return out;
   Segment::Lock lk(*s);
   for (auto& x : s->L()->le.binds)
-    if (x.state == kLive && x.ep == index && x.ep_token == token && x.dev == dev) out.push_back(from_slot(x));
+    if (x.state == kLive && x.ep == index && x.ep_token == token && x.b.dev == dev) out.push_back(x.b);
   std::sort(out.begin(), out.end(), [](const Binding& a, const Binding& b) { return a.offset < b.offset; });
   return out;
 }
@@ -368,11 +344,13 @@ std::string dump() {
     std::vector<const EndpointBindSlot*> bs;
     for (auto& b : l->le.binds)
       if (b.state == kLive && b.ep == i && b.ep_token == e.token) bs.push_back(&b);
-    std::sort(bs.begin(), bs.end(), [](auto* a, auto* b) { return a->dev != b->dev ? a->dev < b->dev : a->offset < b->offset; });
-    for (auto* b : bs)
-      out += fmt::format("  device {}: [{:#x}, {:#x}) -> {} {:#x}{} by pid {} through id {}\n", b->dev, b->offset,
-                         b->offset + b->size, kinds[b->mem_kind < 4 ? b->mem_kind : 0], b->what,
-                         b->fabric ? " (fabric)" : "", b->pid, b->le_id);
+    std::sort(bs.begin(), bs.end(), [](auto* x, auto* y) { return x->b.dev != y->b.dev ? x->b.dev < y->b.dev : x->b.offset < y->b.offset; });
+    for (auto* slot : bs) {
+      const EndpointBinding& b = slot->b;
+      out += fmt::format("  device {}: [{:#x}, {:#x}) -> {} {:#x}{} by pid {} through id {}\n", b.dev, b.offset,
+                         b.offset + b.size, kinds[b.mem_kind < 4 ? b.mem_kind : 0], b.what,
+                         b.fabric ? " (fabric)" : "", b.pid, b.le_id);
+    }
   }
   if (!n) out = "no logical endpoints\n";
   return out;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/errc.hpp"
+#include "ipc/endpoint_layout.hpp"
 #include "ipc/shareable.hpp"
 
 namespace cuda_shim::ipc::le {
@@ -31,17 +32,7 @@ struct Endpoint {
   bool team_full() const { return team.size() >= num_devices; }
 };
 
-struct Binding {
-  Token token;
-  int pid = 0;
-  int dev = 0;
-  uint32_t le_id = 0;
-  uint32_t mem_kind = 0;  // 1 BindMem handle, 2 cuMemCreate mapping, 3 pool allocation
-  uint64_t offset = 0, size = 0;
-  int fd = -1;
-  bool fabric = false;
-  uint64_t fdev = 0, ino = 0, obj_offset = 0, what = 0;
-};
+using Binding = EndpointBinding;  // endpoint_layout.hpp
 
 // A new endpoint `e` (its token, index, creator and built_ns are filled in) with this process's
 // alias `le_id`; construction, when it starts now (unicast), takes build_ns from the moment the
@@ -58,8 +49,15 @@ Errc import(const Token& token, uint32_t le_id, uint64_t build_ns, int channel, 
 std::vector<Binding> drop_alias(uint32_t index, const Token& token, uint32_t le_id);
 // A snapshot of the live endpoint; false when it is gone.
 bool get(uint32_t index, const Token& token, Endpoint& out);
-// Whether construction finished for this process's alias `le_id` at time `now`.
-bool ready(uint32_t index, const Token& token, uint32_t le_id, uint64_t now);
+// An id of this process and the endpoint it names.
+struct AliasRef {
+  uint32_t index = 0;
+  Token token;
+  uint32_t le_id = 0;
+};
+// Whether construction finished, at time `now`, for every one of this process's aliases `ids`
+// (one lock and one pass over the aliases: clients poll this in a loop).
+bool ready(const std::vector<AliasRef>& ids, uint64_t now);
 // Adds device dev to the multicast team; when that fills it, construction starts and takes
 // build_ns. INVALID_VALUE for a full team or a device already in it.
 Errc add_device(uint32_t index, const Token& token, int dev, uint64_t build_ns, const char* api);

@@ -151,6 +151,20 @@ Errc associated(Local& L, uint32_t le_id, const char* api, Id*& out) {
   return Errc::success;
 }
 
+// The id, reserved and not associated (what Create and Import associate); INVALID_VALUE
+// otherwise. L.m held.
+Errc unassociated(Local& L, uint32_t le_id, const char* api, Id*& out) {
+  auto it = L.ids.find(le_id);
+  if (it == L.ids.end())
+    return fail(Errc::invalid_value, "{}: id {} is not reserved by this process (cuLogicalEndpointIdReserve)", api,
+                le_id);
+  if (it->second.assoc)
+    return fail(Errc::invalid_value, "{}: id {} is already associated with a logical endpoint; destroy it first, or "
+                "use another reserved, unused id", api, le_id);
+  out = &it->second;
+  return Errc::success;
+}
+
 Errc endpoint_of(const Id& id, uint32_t le_id, const char* api, le::Endpoint& e) {
   if (!le::get(id.ep, id.token, e))
     return fail(Errc::invalid_value, "{}: the endpoint of id {} no longer exists", api, le_id);
@@ -470,19 +484,13 @@ Errc cuLogicalEndpointCreate(CUlogicalEndpointId leId, const CUlogicalEndpointPr
   if (prop->size % ipc::kBindAlignment)
     return fail(Errc::invalid_value, "{}: prop->size {:#x} is not a multiple of bindAlignment {:#x} "
                 "(cuLogicalEndpointGetLimits)", api, prop->size, ipc::kBindAlignment);
-  if (prop->size > ipc::max_size(*prop))
+  if (uint64_t max = ipc::max_size(*prop); prop->size > max)
     return fail(Errc::invalid_value, "{}: prop->size {:#x} exceeds maxSize {:#x} for these properties "
-                "(cuLogicalEndpointGetLimits); split the range over several endpoints", api, prop->size,
-                ipc::max_size(*prop));
+                "(cuLogicalEndpointGetLimits); split the range over several endpoints", api, prop->size, max);
   auto& L = local();
   std::lock_guard lk(L.m);
-  auto it = L.ids.find(leId);
-  if (it == L.ids.end())
-    return fail(Errc::invalid_value, "{}: id {} is not reserved by this process (cuLogicalEndpointIdReserve)", api,
-                leId);
-  if (it->second.assoc)
-    return fail(Errc::invalid_value, "{}: id {} is already associated with a logical endpoint (destroy it first, or "
-                "use another reserved id)", api, leId);
+  Id* slot = nullptr;
+  TRY(ipc::unassociated(L, leId, api, slot));
   ipc::le::Endpoint e;
   e.type = prop->type;
   e.owner = prop->type == CU_LOGICAL_ENDPOINT_TYPE_UNICAST ? prop->unicast.device : -1;
@@ -498,7 +506,7 @@ Errc cuLogicalEndpointCreate(CUlogicalEndpointId leId, const CUlogicalEndpointPr
   e.channel = ch;
   // Unicast construction starts now; a multicast endpoint's when its team is complete.
   TRY(ipc::le::create(e, leId, e.type == CU_LOGICAL_ENDPOINT_TYPE_UNICAST, ipc::build_ns(), api));
-  Id& id = it->second;
+  Id& id = *slot;
   id = Id{};
   id.assoc = true;
   id.ep = e.index;
@@ -627,13 +635,8 @@ Errc cuLogicalEndpointImport(CUlogicalEndpointId leId, const void* handle,
                 static_cast<int>(handleType));
   auto& L = local();
   std::lock_guard lk(L.m);
-  auto it = L.ids.find(leId);
-  if (it == L.ids.end())
-    return fail(Errc::invalid_value, "{}: id {} is not reserved by this process (cuLogicalEndpointIdReserve)", api,
-                leId);
-  if (it->second.assoc)
-    return fail(Errc::invalid_value, "{}: id {} is already associated with a logical endpoint; import into a reserved, "
-                "unused id", api, leId);
+  Id* slot = nullptr;
+  TRY(ipc::unassociated(L, leId, api, slot));
   ipc::HandleBytes b;
   std::memcpy(&b, handle, sizeof b);
   int ch = -1;
@@ -645,7 +648,7 @@ Errc cuLogicalEndpointImport(CUlogicalEndpointId leId, const void* handle,
   if (access != Errc::success) return ipc::fabric_access(api, ch);  // re-records NOT_PERMITTED's reason
   ipc::le::Endpoint e;
   TRY(ipc::le::import(b.token, leId, ipc::build_ns(), ch, e, api));
-  Id& id = it->second;
+  Id& id = *slot;
   id = Id{};
   id.assoc = true;
   id.ep = e.index;
@@ -675,10 +678,10 @@ Errc cuLogicalEndpointQuery(CUlogicalEndpointId leId, cuuint32_t count, int* que
     ids.push_back(id);
   }
   TRY(ipc::system_state(api, fabric));
-  uint64_t now = ipc::le::now_ns();
-  bool all = true;
-  for (size_t k = 0; k < ids.size() && all; ++k)
-    all = ids[k]->ready_seen || ipc::le::ready(ids[k]->ep, ids[k]->token, leId + static_cast<uint32_t>(k), now);
+  std::vector<ipc::le::AliasRef> pending;  // ids not yet seen ready
+  for (size_t k = 0; k < ids.size(); ++k)
+    if (!ids[k]->ready_seen) pending.push_back({ids[k]->ep, ids[k]->token, leId + static_cast<uint32_t>(k)});
+  bool all = pending.empty() || ipc::le::ready(pending, ipc::le::now_ns());
   if (all)
     for (Id* id : ids) id->ready_seen = true;
   *queryStatus = all ? 1 : 0;

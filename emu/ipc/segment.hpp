@@ -119,7 +119,7 @@ void endpoints_sweep(EndpointTables& t, Gone&& gone) {
   for (auto& a : t.aliases)
     if (a.state == kLive && gone(a.pid)) a.state = kFree;
   for (auto& b : t.binds)
-    if (b.state == kLive && gone(b.pid)) b.state = kFree;
+    if (b.state == kLive && gone(b.b.pid)) b.state = kFree;
   // An endpoint lives while some id names it; the last alias gone frees it (and whatever
   // bindings remain: every binder held an alias).
   bool held[kEndpoints] = {};  // on the stack: static TLS would break dlopen of the library
