@@ -102,6 +102,15 @@ inline const LeApi& le() {
     }                                                                                      \
   } while (0)
 
+// Declares ndev (the device count) and ends a test that needs n devices where fewer exist.
+#define LE_REQUIRE_DEVICES(n)                                     \
+  int ndev = 0;                                                   \
+  REQUIRE(cuDeviceGetCount(&ndev) == CUDA_SUCCESS);               \
+  if (ndev < (n)) {                                               \
+    WARN("needs " << (n) << " devices; this machine has " << ndev); \
+    return;                                                       \
+  }
+
 inline CUlogicalEndpointProp le_unicast(CUdevice dev, unsigned long long size, unsigned ipc = 0, unsigned flags = 0) {
   CUlogicalEndpointProp p;
   std::memset(&p, 0, sizeof p);

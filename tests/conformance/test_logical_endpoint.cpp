@@ -316,12 +316,7 @@ TEST_CASE("cuLogicalEndpointQuery: non-blocking readiness over a range", "[le][q
 TEST_CASE("cuLogicalEndpointAddDevice: multicast only, permanent, until the team is full", "[le][adddevice]") {
   LE_REQUIRE_API();
   conformance_primary_ctx();
-  int ndev = 0;
-  REQUIRE_CU(cuDeviceGetCount(&ndev), CUDA_SUCCESS);
-  if (ndev < 2) {
-    WARN("needs two devices");
-    return;
-  }
+  LE_REQUIRE_DEVICES(2);
   Ids ids(2);
   auto m = le_multicast(2, 2 * MiB);
   REQUIRE_CU(le().Create(ids[0], &m), CUDA_SUCCESS);
@@ -659,12 +654,7 @@ TEST_CASE("cuLogicalEndpointExport and Import: fabric handles", "[le][export]") 
 TEST_CASE("multicast endpoints in one process: team, binds per device", "[le][multicast]") {
   LE_REQUIRE_API();
   conformance_primary_ctx();
-  int ndev = 0;
-  REQUIRE_CU(cuDeviceGetCount(&ndev), CUDA_SUCCESS);
-  if (ndev < 2) {
-    WARN("needs two devices");
-    return;
-  }
+  LE_REQUIRE_DEVICES(2);
   Ids ids(1);
   auto m = le_multicast(2, 4 * MiB);
   REQUIRE_CU(le().Create(ids[0], &m), CUDA_SUCCESS);

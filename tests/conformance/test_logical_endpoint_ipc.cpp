@@ -185,12 +185,7 @@ MP_CHILD(le_nvshmem_pe) {
 
 TEST_CASE("NVSHMEM-style flow: a symmetric heap of chunks bound with BindMem, read by the peer", "[le][ipc][nvshmem]") {
   LE_REQUIRE_API();
-  int ndev = 0;
-  REQUIRE_CU(cuDeviceGetCount(&ndev), CUDA_SUCCESS);
-  if (ndev < 2) {
-    WARN("needs two devices");
-    return;
-  }
+  LE_REQUIRE_DEVICES(2);
   mp::Child a = mp::spawn("le_nvshmem_pe"), b = mp::spawn("le_nvshmem_pe");
   a.ch.send_int(0);
   b.ch.send_int(1);
@@ -257,13 +252,8 @@ MP_CHILD(le_multicast_member) {
 TEST_CASE("a multicast team spread over processes: ready when full, a store reaches every replica",
           "[le][ipc][multicast]") {
   LE_REQUIRE_API();
-  int ndev = 0;
-  REQUIRE_CU(cuDeviceGetCount(&ndev), CUDA_SUCCESS);
+  LE_REQUIRE_DEVICES(2);
   const unsigned n = std::min<unsigned>(3, static_cast<unsigned>(ndev));
-  if (n < 2) {
-    WARN("needs two devices");
-    return;
-  }
   std::vector<mp::Child> m;
   for (unsigned i = 0; i < n; ++i) {
     m.push_back(mp::spawn("le_multicast_member"));
