@@ -9,6 +9,12 @@
 #include "memory/managed.hpp"
 #include "ipc/logical_endpoint.hpp"
 #include "ipc/registry.hpp"
+#include "core/context.hpp"
+#include "core/driver.hpp"
+#include "memory/address_space.hpp"
+#include "memory/array.hpp"
+#include "memory/pool.hpp"
+#include "vmm/vmm.hpp"
 
 namespace cuda_shim::abi {
 namespace {
@@ -117,6 +123,18 @@ extern "C" __attribute__((visibility("default"))) size_t cuShimCollectGarbage(ch
   }
 }
 
+extern "C" __attribute__((visibility("default"))) int cuShimRegistryCheck(char* buf, size_t len) {
+  try {
+    std::string report;
+    int n = cuda_shim::ipc::check(report);
+    copy_out(report, buf, len);
+    return n;
+  } catch (...) {
+    copy_out("cuShimRegistryCheck: out of memory while checking the registry\n", buf, len);
+    return -1;
+  }
+}
+
 extern "C" __attribute__((visibility("default"))) size_t cuShimLogicalEndpointState(char* buf, size_t len) {
   try {
     return copy_out(cuda_shim::ipc::endpoint_state(), buf, len);
@@ -131,6 +149,24 @@ extern "C" __attribute__((visibility("default"))) int cuShimLogicalEndpointAcces
   return cuda_shim::abi::driver_call("cuShimLogicalEndpointAccess", [&] {
     return cuda_shim::ipc::endpoint_access(leId, dev, offset, buf, size, write != 0, "cuShimLogicalEndpointAccess");
   });
+}
+
+extern "C" __attribute__((visibility("default"))) int cuShimGetObjectCounts(CUshimObjectCounts* c, size_t size) {
+  if (!c || size < sizeof(CUshimObjectCounts)) return -1;
+  using namespace cuda_shim;
+  *c = CUshimObjectCounts{};
+  c->contexts = contexts().size();
+  c->streams = streams().size();
+  c->events = events().size();
+  c->memPools = mem::live_pool_count();
+  c->vmmHandles = vmm::handle_count();
+  c->vmmReservations = vmm::reservation_count();
+  c->externalMemories = ext::live_memory_count();
+  c->externalSemaphores = ext::live_semaphore_count();
+  c->arrays = mem::arrays().size() + mem::mipmapped_arrays().size();
+  c->addressRanges = mem::AddressSpace::get().count();
+  for (int d = 0; d < Driver::get().device_count(); ++d) c->deviceBytesCharged += mem::charged(d);
+  return 0;
 }
 
 extern "C" __attribute__((visibility("default"))) int cuShimGetVersion(void) { return 100; }

@@ -395,6 +395,7 @@ Errc cuCtxGetId(CUcontext h, unsigned long long* ctxId) noexcept {
 Errc cuCtxSynchronize() noexcept {
   std::shared_ptr<Context> ctx;
   TRY(require_context("cuCtxSynchronize", ctx));
+  TRY(not_in_host_function("cuCtxSynchronize"));
   ctx->synchronize();
   return Errc::success;
 }
@@ -403,6 +404,7 @@ Errc cuCtxSynchronize_v2(CUcontext h) noexcept {
   if (!h) return cuCtxSynchronize();
   std::shared_ptr<Context> ctx;
   TRY(lookup_ctx(h, "cuCtxSynchronize_v2", ctx));
+  TRY(not_in_host_function("cuCtxSynchronize_v2"));
   ctx->synchronize();
   return Errc::success;
 }

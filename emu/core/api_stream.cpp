@@ -5,6 +5,7 @@
 #include "abi/driver_api.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "core/thread_state.hpp"
 #include "ipc/registry.hpp"
 #include "memory/managed.hpp"
 #include "memory/pool.hpp"
@@ -38,6 +39,7 @@ Errc query(CUstream h, bool pt, const char* api) {
 Errc sync(CUstream h, bool pt, const char* api) {
   std::shared_ptr<Stream> s;
   TRY(resolve_stream(h, pt, api, s));
+  TRY(not_in_host_function(api));
   s->synchronize();
   mem::pools_after_sync();  // observed frees are released down to each pool's threshold
   return Errc::success;
@@ -89,11 +91,19 @@ Errc stream_get(CUstream h, bool pt, const char* api, const void* out, Get get) 
   return Errc::success;
 }
 
+// Runs a user's host function on a stream worker, marked as such (not_in_host_function).
+template <class F>
+void run_host_function(F&& f) {
+  ts().in_host_fn = true;
+  f();
+  ts().in_host_fn = false;
+}
+
 Errc host_func(CUstream h, CUhostFn fn, void* user, bool pt, const char* api) {
   std::shared_ptr<Stream> s;
   TRY(resolve_stream(h, pt, api, s));
   TRY(need(reinterpret_cast<const void*>(fn), api, "fn"));
-  s->enqueue([fn, user] { fn(user); }, {}, /*inline_ok=*/false);
+  s->enqueue([fn, user] { run_host_function([&] { fn(user); }); }, {}, /*inline_ok=*/false);
   return Errc::success;
 }
 
@@ -102,7 +112,7 @@ Errc add_callback(CUstream h, CUstreamCallback cb, void* user, unsigned flags, b
   TRY(resolve_stream(h, pt, api, s));
   TRY(need(reinterpret_cast<const void*>(cb), api, "callback"));
   if (flags != 0) return fail(Errc::invalid_value, "{}: flags must be 0 (got {:#x})", api, flags);
-  s->enqueue([cb, user, h] { cb(h, CUDA_SUCCESS, user); }, {}, false);
+  s->enqueue([cb, user, h] { run_host_function([&] { cb(h, CUDA_SUCCESS, user); }); }, {}, false);
   return Errc::success;
 }
 
@@ -253,6 +263,7 @@ Errc cuEventQuery(CUevent h) noexcept {
 Errc cuEventSynchronize(CUevent h) noexcept {
   std::shared_ptr<Event> ev;
   TRY(resolve_event(h, "cuEventSynchronize", ev));
+  TRY(not_in_host_function("cuEventSynchronize"));
   if (const uint64_t* w = ev->shared()) wait_shared(w, issued(w));
   auto snap = ev->snap();
   if (snap.recorded()) {

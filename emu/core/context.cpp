@@ -182,6 +182,12 @@ Errc resolve_stream(const void* h, bool per_thread_default, const char* api, std
   return Errc::success;
 }
 
+Errc not_in_host_function(const char* api) {
+  if (!ts().in_host_fn) return Errc::success;
+  return fail(Errc::not_permitted, "{}: called from inside a host function (cuLaunchHostFunc / cuStreamAddCallback), "
+              "whose stream cannot complete until it returns; host functions must not make CUDA calls", api);
+}
+
 Errc resolve_event(const void* h, const char* api, std::shared_ptr<Event>& out) {
   if (Errc e = Driver::get().require_init(api); e != Errc::success) return e;
   out = events().find(h);

@@ -83,4 +83,9 @@ Errc resolve_stream(const void* h, bool per_thread_default, const char* api, std
 Errc resolve_stream(const void* h, bool per_thread_default, const char* api, Stream*& out);
 Errc resolve_event(const void* h, const char* api, std::shared_ptr<Event>& out);
 
+// Synchronizing calls (stream, event, context, device synchronize) made from inside a host
+// function would wait for the stream that runs it, for ever: CUDA_ERROR_NOT_PERMITTED, the code
+// the documentation gives for CUDA calls from host functions (explained). Success elsewhere.
+Errc not_in_host_function(const char* api);
+
 }  // namespace cuda_shim

@@ -51,6 +51,10 @@ struct ThreadState {
   uint64_t pool_epoch = 0;
   std::shared_ptr<mem::Pool> pool;
 
+  // A host function (cuLaunchHostFunc, cuStreamAddCallback) is running on this thread, a
+  // stream's worker: synchronizing calls made from it would wait for themselves.
+  bool in_host_fn = false;
+
   // The runtime's per-thread state (rt_state.cpp).
   int device = 0;
   Errc last_error = Errc::success;

@@ -216,9 +216,12 @@ Errc cuImportExternalMemory(CUexternalMemory* extMem_out, const CUDA_EXTERNAL_ME
   m->ordinal = ctx->ordinal();
   m->ctx = ctx;
   m->fd = take_fd(fd);
-  if (m->fd < 0)
-    return fail(Errc::out_of_memory, "{}: cannot keep a descriptor of handle.fd {} ({})", api, fd,
-                std::strerror(errno));
+  if (m->fd < 0) {
+    Errc e = fail(Errc::out_of_memory, "{}: cannot keep a descriptor of handle.fd {} ({})", api, fd,
+                  std::strerror(errno));
+    consume(fd);  // past the descriptor checks the fd is the driver's, refused or not: closed once
+    return e;
+  }
   *extMem_out = static_cast<CUexternalMemory>(memories().add(std::move(m)));
   return Errc::success;
 }
@@ -421,3 +424,8 @@ Errc cuDestroyExternalSemaphore(CUexternalSemaphore extSem) noexcept {
 }
 
 }  // namespace cuda_shim::api
+
+namespace cuda_shim::ext {
+size_t live_memory_count() { return api::memories().size(); }
+size_t live_semaphore_count() { return api::semaphores().size(); }
+}  // namespace cuda_shim::ext

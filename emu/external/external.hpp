@@ -90,4 +90,8 @@ struct ExternalSemaphore {
   ~ExternalSemaphore();
 };
 
+// Live external memory and semaphore handles (cuShimGetObjectCounts).
+size_t live_memory_count();
+size_t live_semaphore_count();
+
 }  // namespace cuda_shim::ext

@@ -4,8 +4,10 @@
 // handle of freed memory or of an exited process can never open anything else.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "abi/driver_api.hpp"
@@ -31,6 +33,13 @@ struct MemHandle {
   uint32_t magic, version;
   ipc::Token record;
   uint64_t size;
+  // The exporter: measured on driver 580 (conformance test_ipc_kill_stress), a handle whose
+  // exporter exited or was killed is CUDA_ERROR_INVALID_HANDLE, while one whose memory a live
+  // exporter freed is CUDA_ERROR_INVALID_VALUE. The record may be swept already, so the handle
+  // itself says who exported it.
+  int32_t pid;
+  uint32_t pad;
+  uint64_t start;  // the exporter's start time (a reused pid is another process)
 };
 struct EventHandle {
   uint32_t magic, version;
@@ -64,7 +73,7 @@ Errc cuIpcGetMemHandle(CUipcMemHandle* pHandle, CUdeviceptr dptr) noexcept {
                 !r ? "not an allocation the driver knows" : r->ipc_opened ? "memory opened from another process's "
                 "handle" : r->external ? "a buffer mapped from external memory (share the exporter's handle instead)"
                 : fmt::format("{}", mem::kind_name(r->kind)));
-  MemHandle h{kMemMagic, ipc::kLayoutVersion, {}, r->size};
+  MemHandle h{kMemMagic, ipc::kLayoutVersion, {}, r->size, ::getpid(), 0, ipc::process_start(::getpid())};
   {
     std::lock_guard lk(g_export_m);
     if (r->ipc_export.zero()) {
@@ -98,9 +107,17 @@ Errc cuIpcOpenMemHandle_v2(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned i
   MemHandle h;
   std::memcpy(static_cast<void*>(&h), &handle, sizeof h);  // the handle bytes are a MemHandle/EventHandle
   ipc::Record rec;
-  if (h.magic != kMemMagic || h.version != ipc::kLayoutVersion || !ipc::lookup(ipc::RecordKind::legacy_mem, h.record, rec))
+  const bool ours = h.magic == kMemMagic && h.version == ipc::kLayoutVersion;
+  auto exporter_gone = [&] {
+    return fail(Errc::invalid_handle, "{}: the handle's exporter (pid {}) exited or was killed, and its memory went "
+                "with it", api, h.pid);
+  };
+  if (!ours || !ipc::lookup(ipc::RecordKind::legacy_mem, h.record, rec)) {
+    TRY(ipc::reachable(Errc::invalid_value, api));  // e.g. another user's registry: say so
+    if (ours && ipc::process_gone(h.pid, h.start)) return exporter_gone();
     return fail(Errc::invalid_value, "{}: the handle names no exported memory (never exported, freed by its "
-                "exporter, its exporter exited, or the bytes were altered)", api);
+                "exporter, or the bytes were altered)", api);
+  }
   if (rec.pid == ::getpid())
     return fail(Errc::invalid_context, "{}: the handle was exported by this process; IPC handles open only in other "
                 "processes (use the pointer itself here)", api);
@@ -113,6 +130,13 @@ Errc cuIpcOpenMemHandle_v2(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned i
       return Errc::success;
     }
   int fd = ipc::open_peer_object(rec.pid, rec.fd, rec.dev, rec.ino);
+  // Its record is still there, yet its memory is not: the exporter is dead (not swept yet) or
+  // dying (a killed process closes its descriptors before it ends: give it a moment), unless
+  // it is still alive and its descriptors are out of reach.
+  for (int i = 0; fd < 0 && i < 200; ++i) {
+    if (ipc::process_gone(h.pid, h.start)) return exporter_gone();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   if (fd < 0)
     return fail(Errc::invalid_value, "{}: the exporting process (pid {}) no longer holds the memory", api, rec.pid);
   Errc err = Errc::success;
@@ -192,9 +216,12 @@ Errc cuIpcOpenEventHandle(CUevent* phEvent, CUipcEventHandle handle) noexcept {
   std::memcpy(static_cast<void*>(&h), &handle, sizeof h);  // the handle bytes are a MemHandle/EventHandle
   uint64_t* words = nullptr;
   int owner = 0;
-  if (h.magic != kEventMagic || h.version != ipc::kLayoutVersion || !ipc::event_open(h.token, words, owner))
+  if (h.magic != kEventMagic || h.version != ipc::kLayoutVersion || !ipc::event_open(h.token, words, owner)) {
+    TRY(ipc::reachable(Errc::map_failed, api));  // e.g. another user's registry: say so
     return fail(Errc::map_failed, "{}: the handle names no shared event (never exported, destroyed by its "
-                "exporter, its exporter exited, or the bytes were altered)", api);  // measured: MAP_FAILED
+                "exporter, or the bytes were altered; an exited exporter's event still opens until its "
+                "registry slot is needed for a new one)", api);  // measured: MAP_FAILED
+  }
   if (owner == ::getpid())
     return fail(Errc::invalid_context, "{}: the event was exported by this process; IPC event handles open only in "
                 "other processes (use the event itself here)", api);

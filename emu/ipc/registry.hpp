@@ -16,7 +16,9 @@
 
 namespace cuda_shim::ipc {
 
-constexpr uint32_t kLayoutVersion = 2;  // 2: logical endpoint tables
+// 2: logical endpoint tables; 3: orphaned IPC events (kOrphan), legacy IPC handles name their
+// exporter (pid and start time)
+constexpr uint32_t kLayoutVersion = 3;
 
 // Kinds of registry records.
 enum class RecordKind : uint32_t {
@@ -43,6 +45,9 @@ struct Record {
 Errc publish(Record& r, const char* api);
 // The live record with this token and kind, whose exporter is alive. False otherwise.
 bool lookup(RecordKind kind, const Token& token, Record& out);
+// Success when this process can use the registry segment; otherwise `code`, explained with why
+// the segment cannot be attached (e.g. it belongs to another user: mode 0600 keeps them out).
+Errc reachable(Errc code, const char* api);
 // Withdraws this process's record with that token (no-op when absent).
 void withdraw(RecordKind kind, const Token& token) noexcept;
 
@@ -64,10 +69,17 @@ void fabric_withdraw(const Token& object) noexcept;
 // IPC events: a slot of the segment holding two counters, [0] records issued and [1] the
 // highest record completed, shared by the exporter and every importer of the event.
 // event_share allocates one for this process (false when the table is full); event_open finds
-// the live slot with that token; event_unshare frees this process's slot.
+// the slot with that token, live or orphaned (its exporter exited or was killed: it still
+// opens, as on driver 580); event_unshare frees this process's slot.
 bool event_share(Token& token, uint64_t*& words);
 bool event_open(const Token& token, uint64_t*& words, int& owner_pid);
 void event_unshare(const Token& token) noexcept;
+
+// Process identity for handles that name their exporter: the start time of pid (0 when it is
+// gone), and whether the process (pid, start) has ended (a reused pid is another process; a
+// zombie has ended).
+uint64_t process_start(int pid) noexcept;
+bool process_gone(int pid, uint64_t start) noexcept;
 
 // Diagnostics (`cuda-shim ipc`, tests): the segment's name and a one-line-per-record dump.
 std::string segment_name();
@@ -75,5 +87,9 @@ std::string dump();
 // Removes segments of this user whose processes are all dead (`cuda-shim gc`); returns
 // what was removed, one line each.
 std::string collect_garbage();
+// cuShimRegistryCheck: takes the lock (attaching first), sweeps the dead, then verifies every
+// invariant of the shared layout. Returns the number of problems, one line each in `report`;
+// -1 (and the reason) when no segment can be attached.
+int check(std::string& report);
 
 }  // namespace cuda_shim::ipc

@@ -40,7 +40,7 @@ constexpr uint32_t kProcs = 256;
 constexpr uint32_t kRecords = 32768;  // power of two: open addressing by token
 constexpr uint32_t kEvents = 1024;
 
-enum : uint32_t { kFree = 0, kLive = 1, kTomb = 2 };
+enum : uint32_t { kFree = 0, kLive = 1, kTomb = 2, kOrphan = 3 /* events only: the exporter is gone */ };
 
 struct ProcSlot {
   int32_t pid;
@@ -57,7 +57,7 @@ struct RecordSlot {
 static_assert(std::is_trivially_copyable_v<Record>);
 
 struct EventSlot {
-  uint32_t state;  // kFree / kLive
+  uint32_t state;  // kFree / kLive / kOrphan (orphan_event)
   int32_t pid;     // exporter
   Token token;
   uint64_t words[2];  // records issued, highest record completed (atomic_ref)
@@ -194,10 +194,42 @@ class Segment {
     };
     for (auto& r : l->records)
       if (r.state == kLive && gone(r.rec.pid)) retire(r);
+    // A holder killed inside rehash() may leave a record twice (the copy is the one found
+    // first): the later one goes.
+    for (auto& r : l->records)
+      if (r.state == kLive) {
+        RecordSlot* first = find(r.rec.kind, r.rec.token);
+        if (first && first != &r) retire(r);
+      }
     for (auto& ev : l->events)
-      if (ev.state == kLive && gone(ev.pid)) ev.state = kFree;
+      if (ev.state == kLive && gone(ev.pid)) orphan_event(ev);
     endpoints_sweep(l->le, gone);
+    // A holder killed between a slot's state change and the counters' update (publish,
+    // retire) leaves h.live_records / h.tombs off by one: they are recounted.
+    recount();
     if (l->h.tombs > kRecords / 4) rehash();
+  }
+
+  void recount() {
+    uint32_t live = 0, tombs = 0;
+    for (auto& r : L()->records) {
+      live += r.state == kLive;
+      tombs += r.state == kTomb;
+    }
+    L()->h.live_records = live;
+    L()->h.tombs = tombs;
+  }
+
+  // Measured on driver 580: an IPC event still opens after its exporter exited or was killed,
+  // and reads complete. So its slot is kept, as an orphan, until a new event needs the room
+  // (event_share); the records its exporter issued and will never complete count as complete,
+  // so that no waiter in another process hangs on them. Lock held.
+  static void orphan_event(EventSlot& ev) {
+    std::atomic_ref<uint64_t> issued(ev.words[0]), done(ev.words[1]);
+    uint64_t n = issued.load();
+    for (uint64_t cur = done.load(); cur < n && !done.compare_exchange_weak(cur, n);) {
+    }
+    ev.state = kOrphan;
   }
 
   void retire(RecordSlot& r) {
@@ -206,14 +238,36 @@ class Segment {
     ++L()->h.tombs;
   }
 
+  // Clears tombs in place without ever losing a record, so that a holder killed half-way
+  // (the next holder gets EOWNERDEAD and sweeps) leaves a table that still finds all it held.
+  // (It used to copy the live records to this process's heap, clear the table and insert them
+  // again: killed in between, every export of every process was lost.) First each live record
+  // moves to the first non-live slot of its probe sequence when that comes before its own
+  // slot: copied there, then its old slot becomes a tomb (killed in between: a duplicate, which
+  // sweep() drops; the copy is found first). Then every tomb that no live record's probe
+  // sequence crosses becomes free. Lock held.
   void rehash() {
     Layout* l = L();
-    std::vector<RecordSlot> live;
-    for (auto& r : l->records)
-      if (r.state == kLive) live.push_back(r);
-    for (auto& r : l->records) r = RecordSlot{};
-    l->h.tombs = 0;
-    for (auto& r : live) l->records[probe_free(r.rec.token)] = r;
+    constexpr uint32_t mask = kRecords - 1;
+    for (uint32_t k = 0; k < kRecords; ++k) {
+      RecordSlot& r = l->records[k];
+      if (r.state != kLive) continue;
+      uint32_t home = static_cast<uint32_t>(r.rec.token.lo) & mask;
+      uint32_t p = probe_free(r.rec.token);
+      if (p == kRecords || ((p - home) & mask) >= ((k - home) & mask)) continue;
+      RecordSlot& d = l->records[p];
+      d.rec = r.rec;
+      std::atomic_ref<uint32_t>(d.state).store(kLive, std::memory_order_release);
+      r.state = kTomb;
+    }
+    std::vector<bool> crossed(kRecords);
+    for (uint32_t k = 0; k < kRecords; ++k)
+      if (l->records[k].state == kLive)
+        for (uint32_t i = static_cast<uint32_t>(l->records[k].rec.token.lo) & mask; i != k; i = (i + 1) & mask)
+          crossed[i] = true;
+    for (uint32_t k = 0; k < kRecords; ++k)
+      if (l->records[k].state == kTomb && !crossed[k]) l->records[k].state = kFree;
+    recount();
   }
 
   uint32_t probe_free(const Token& t) const {
@@ -224,14 +278,22 @@ class Segment {
     return kRecords;
   }
 
-  RecordSlot* find(RecordKind kind, const Token& t) const {
+  RecordSlot* find(RecordKind kind, const Token& t) const { return find_in(*layout_, kind, t); }
+
+  // The first live record of that kind and token in its probe sequence, in layout l (the
+  // segment or a copy of it: cuShimRegistryCheck).
+  static RecordSlot* find_in(Layout& l, RecordKind kind, const Token& t) {
     for (uint32_t i = 0, h = static_cast<uint32_t>(t.lo); i < kRecords; ++i) {
-      RecordSlot& r = layout_->records[(h + i) & (kRecords - 1)];
+      RecordSlot& r = l.records[(h + i) & (kRecords - 1)];
       if (r.state == kFree) return nullptr;
       if (r.state == kLive && r.rec.token == t && r.rec.kind == kind) return &r;
     }
     return nullptr;
   }
+
+  // What the check needs beside the layout: the bytes mapped and the object attached.
+  size_t mapped_size() const { return region_ ? region_->get_size() : 0; }
+  uint64_t inode() const { return ino_; }
 
  private:
   Segment() = default;
@@ -255,7 +317,16 @@ class Segment {
       shm->truncate(sizeof(Layout));
     } catch (const bip::interprocess_exception&) {
       if (created) throw;
-      shm = std::make_unique<bip::shared_memory_object>(bip::open_only, name_.c_str(), bip::read_write);
+      try {
+        shm = std::make_unique<bip::shared_memory_object>(bip::open_only, name_.c_str(), bip::read_write);
+      } catch (const bip::interprocess_exception& ex) {
+        // Typically EACCES: another user's segment (mode 0600). Say whose it is.
+        struct stat other {};
+        if (::stat(("/dev/shm/" + name_).c_str(), &other) == 0 && other.st_uid != ::getuid())
+          return fmt::format("{} (it belongs to uid {} with mode {:o}; this process runs as uid {})", ex.what(),
+                             other.st_uid, other.st_mode & 0777, ::getuid());
+        throw;
+      }
     }
     int fd = shm->get_mapping_handle().handle;
     struct stat st {};
@@ -270,6 +341,13 @@ class Segment {
       while (static_cast<size_t>(st.st_size) < sizeof(Header) && std::chrono::steady_clock::now() < until) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
         ::fstat(fd, &st);
+      }
+      // Shorter than a header (a creator killed between creating and sizing it, or a stray
+      // file): replace it. Mapping it would throw for 0 bytes, and the process could then never
+      // attach (Segment::get remembers the failure).
+      if (static_cast<size_t>(st.st_size) < sizeof(Header)) {
+        remove_if_same(st.st_ino);
+        return "retry";
       }
     }
     region_ = std::make_unique<bip::mapped_region>(*shm, bip::read_write);
@@ -302,7 +380,7 @@ class Segment {
       if (!ok || l->h.magic != kMagic || l->h.version != kLayoutVersion || l->h.size != sizeof(Layout) ||
           region_->get_size() < sizeof(Layout)) {
         region_.reset();
-        bip::shared_memory_object::remove(name_.c_str());
+        remove_if_same(st.st_ino);
         return "retry";
       }
     }
@@ -332,7 +410,17 @@ class Segment {
     }
     shm_ = std::move(shm);
     owner_ = ::getpid();
+    ino_ = st.st_ino;
     return {};
+  }
+
+  // Removes the name only while it still names the object judged stale (inode ino): two
+  // processes may judge one stale segment, and the slower must not remove the fresh segment
+  // that the faster has put in its place meanwhile.
+  void remove_if_same(ino_t ino) {
+    struct stat now {};
+    std::string path = "/dev/shm/" + name_;
+    if (::stat(path.c_str(), &now) == 0 && now.st_ino == ino) bip::shared_memory_object::remove(name_.c_str());
   }
 
   void release_slot() {
@@ -360,14 +448,14 @@ class Segment {
       for (auto& r : layout_->records)
         if (r.state == kLive && r.rec.pid == me) retire(r);
       for (auto& ev : layout_->events)
-        if (ev.state == kLive && ev.pid == me) ev.state = kFree;
+        if (ev.state == kLive && ev.pid == me) orphan_event(ev);
       endpoints_sweep(layout_->le, [me](int pid) { return pid == me; });
       layout_->procs[slot_].state = kFree;
       slot_ = -1;
       bool others = false;
       for (auto& p : layout_->procs)
         if (p.state == kLive && alive(p.pid, p.start)) others = true;
-      if (!others) bip::shared_memory_object::remove(name_.c_str());
+      if (!others) remove_if_same(ino_);  // not a newer segment that replaced ours under the name
     } catch (...) {
     }
   }
@@ -379,6 +467,7 @@ class Segment {
   Layout* layout_ = nullptr;
   int slot_ = -1;
   int owner_ = 0;
+  uint64_t ino_ = 0;
 };
 
 

@@ -106,6 +106,9 @@ int create_object(ObjectKind kind, const Token& token, const std::vector<uint64_
     }
     int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC);
     if (fd < 0) return -1;
+    // memfd_create makes the file mode 0777; an exported object is this user's alone (a peer
+    // reopening it through /proc/<pid>/fd runs as the same user).
+    ::fchmod(fd, 0600);
     if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
       int e = errno;
       ::close(fd);

@@ -77,6 +77,11 @@ const Range* AddressSpace::find_cached(uintptr_t p) const {
   return t.range.get();
 }
 
+void AddressSpace::drop_cached(const Range* r) noexcept {
+  ThreadState& t = ts();
+  if (t.range.get() == r) t.range.reset();
+}
+
 RangePtr AddressSpace::find_overlap(uintptr_t p, size_t n) const {
   if (n == 0) return nullptr;
   std::shared_lock lk(m_);

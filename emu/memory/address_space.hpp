@@ -94,6 +94,7 @@ class AddressSpace {
     RangePtr r = std::move(it->second);
     map_.erase(it);
     epoch_.fetch_add(1, std::memory_order_acq_rel);
+    drop_cached(r.get());
     return r;
   }
   // find() through this thread's cache of the last range found: no lock and no reference
@@ -103,6 +104,9 @@ class AddressSpace {
   // Every range owned by ctx (for context teardown).
   std::vector<RangePtr> owned_by(const Context* ctx) const;
   size_t count() const;
+  // Forgets this thread's cached range if it is r: a freed range's memory (its memfd) is then
+  // released by the free itself, not at the thread's next lookup.
+  static void drop_cached(const Range* r) noexcept;
 
   uint64_t next_buffer_id() { return next_id_.fetch_add(1, std::memory_order_relaxed); }
 

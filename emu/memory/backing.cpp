@@ -1,6 +1,7 @@
 #include "memory/backing.hpp"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -34,6 +35,9 @@ std::shared_ptr<Backing> Backing::create(size_t size, View view, const char* api
     err = fail(Errc::out_of_memory, "{}: memfd_create failed ({})", api, std::strerror(errno));
     return nullptr;
   }
+  // memfd_create makes the file mode 0777: through /proc/<pid>/fd anyone allowed to look at
+  // this process could open the memory. Only this user may (importers run as the same user).
+  ::fchmod(b->fd_, 0600);
   if (::ftruncate(b->fd_, static_cast<off_t>(len)) != 0) {
     err = fail(Errc::out_of_memory, "{}: cannot size a {}-byte backing file ({})", api, len, std::strerror(errno));
     return nullptr;

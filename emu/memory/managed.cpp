@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -249,6 +250,7 @@ Errc alloc_managed(const std::shared_ptr<Context>& ctx, size_t bytes, unsigned f
   const size_t ps = page_size();
   const size_t view = (bytes + ps - 1) / ps * ps;
   int fd = ::memfd_create("cuda-shim-managed", MFD_CLOEXEC);
+  if (fd >= 0) ::fchmod(fd, 0600);  // memfd_create's mode is 0777: this user's memory only
   if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(view)) != 0) {
     int e = errno;
     if (fd >= 0) ::close(fd);

@@ -1214,6 +1214,12 @@ PoolPtr make_pool(Table& t, const Pool::Props& p, uint64_t cap, bool is_default)
 
 }  // namespace
 
+size_t live_pool_count() {
+  Table& t = table();
+  std::shared_lock lk(t.m);
+  return t.live.size();
+}
+
 PoolPtr find_pool(const void* handle) {
   if (!handle) return nullptr;
   Table& t = table();
@@ -1285,7 +1291,10 @@ Errc destroy_pool(const void* handle, const char* api) {
       return fail(Errc::invalid_value, "{}: {} still holds imported pointers; free them (cuMemFree / cuMemFreeAsync) "
                   "before destroying the imported pool", api, pool->describe());
     t.live.erase(it);
-    if (counts_against_va(pool->props())) t.va_used -= pool->capacity();
+    // Only created pools reserved address space (create_pool); an imported one never added its
+    // capacity, and subtracting it wrapped va_used around, so that every later cuMemPoolCreate
+    // failed with OUT_OF_MEMORY (found by conformance test_ipc_kill_stress).
+    if (counts_against_va(pool->props()) && !pool->imported()) t.va_used -= pool->capacity();
     // A location whose current pool this was falls back. A device's pinned location
     // gets that device's default pool (documented). Measured on driver 580, any other
     // location (host, host NUMA, managed) gets device 0's default pinned pool when that

@@ -241,6 +241,8 @@ using PoolPtr = std::shared_ptr<Pool>;
 // Handle table and per-location pools.
 // Validates a CUmemoryPool handle (never dereferenced blindly); null when not a live pool.
 PoolPtr find_pool(const void* handle);
+// Pools whose handles are live (cuShimGetObjectCounts).
+size_t live_pool_count();
 // The same for an entry's pool argument: INVALID_VALUE, explained, when it is not a live pool.
 Errc pool_arg(const void* handle, const char* api, PoolPtr& out);
 // Registers a new pool (after validation); charges its capacity against the VA budget.

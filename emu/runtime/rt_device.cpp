@@ -116,6 +116,7 @@ Errc cudaDeviceReset() noexcept {
 Errc cudaDeviceSynchronize() noexcept {
   std::shared_ptr<Context> ctx;
   RT_TRY(rt::context("cudaDeviceSynchronize", &ctx));
+  RT_TRY(not_in_host_function("cudaDeviceSynchronize"));
   ctx->synchronize();
   return Errc::success;
 }

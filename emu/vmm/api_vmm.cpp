@@ -682,6 +682,12 @@ Errc cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* 
 }  // namespace cuda_shim::api
 
 namespace cuda_shim::vmm {
+size_t handle_count() { return api::st().handles.size(); }
+size_t reservation_count() {
+  std::lock_guard lk(api::st().m);
+  return api::st().res.size();
+}
+
 AllocationPtr find_allocation(CUmemGenericAllocationHandle h) {
   std::lock_guard lk(api::st().m);
   return api::find_handle(h);

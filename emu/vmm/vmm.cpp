@@ -10,10 +10,11 @@
 namespace cuda_shim::vmm {
 
 Allocation::~Allocation() {
+  // A fabric export names this object (by our fd's number) in the shared registry: it dies with
+  // the memory, before the number is closed and free to name something else.
+  if (!imported && (prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_FABRIC)) ipc::fabric_withdraw(token);
   if (fd >= 0) ::close(fd);
   if (charged_dev >= 0) mem::uncharge(charged_dev, size);
-  // A fabric export names this object in the shared registry: it dies with the memory.
-  if (!imported && (prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_FABRIC)) ipc::fabric_withdraw(token);
 }
 
 std::string Allocation::describe() const {

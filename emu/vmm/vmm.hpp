@@ -90,6 +90,9 @@ struct Mapping {
 // The live allocation behind a CUmemGenericAllocationHandle, or null (garbage and released
 // handles are never dereferenced): for callers outside the VMM module (logical endpoints).
 AllocationPtr find_allocation(CUmemGenericAllocationHandle h);
+// Live allocation handles and address reservations (cuShimGetObjectCounts).
+size_t handle_count();
+size_t reservation_count();
 
 // Copy-engine checks on a mapping (copy.cpp): the current context's device must have access;
 // writes need read-write access. Host-located memory is reachable once any access exists.

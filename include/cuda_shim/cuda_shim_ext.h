@@ -28,6 +28,19 @@ size_t cuShimIpcState(char *buf, size_t len);
  * writes one line per segment removed. Same copy rules as above. */
 size_t cuShimCollectGarbage(char *buf, size_t len);
 
+/* Verifies the shared IPC registry of this process (CUDA_SHIM_REGISTRY or the per-user one):
+ * attaches to it if this process has not yet (creating it when there is none, as any sharing
+ * call does), takes its lock, sweeps the processes that died, then checks every invariant of
+ * the shared layout: the header (magic, layout version, size), that the name still names the
+ * segment attached, the record counters, that every live export is found by its token (open
+ * addressing intact) and has a live exporter, unique tokens, a live and unique process table,
+ * live exporters of IPC events, and the logical endpoint tables (every id and binding names a
+ * live endpoint; no endpoint without an id). Returns the number of problems found (0: sound),
+ * and writes one line per problem into buf (at most len-1 bytes plus a terminator; an empty
+ * string when there are none). Returns -1 when the registry cannot be attached at all, with
+ * the reason in buf (e.g. a segment of another user, or of a mode other than 0600). */
+int cuShimRegistryCheck(char *buf, size_t len);
+
 /* Exportable semaphores: the other API's side of an external semaphore. A program importing
  * a semaphore (cuImportExternalSemaphore) gets its fd from another API, e.g. Vulkan's
  * vkGetSemaphoreFdKHR; without such a driver, these make, signal and wait on one:
@@ -72,6 +85,25 @@ size_t cuShimLogicalEndpointState(char *buf, size_t len);
  * Returns a CUresult value. */
 int cuShimLogicalEndpointAccess(unsigned int leId, int dev, unsigned long long offset, void *buf,
                                 unsigned long long size, int write);
+
+/* What this process holds now, for leak checks in tests and fuzzing: live handles of each kind,
+ * address ranges (allocations, registrations, mappings, pool windows, opened IPC memory) and
+ * the device memory charged to all devices (cuMemGetInfo's "used"). Returns 0, or -1 when
+ * counts is NULL or size is smaller than the structure. */
+typedef struct CUshimObjectCounts_st {
+  unsigned long long contexts;
+  unsigned long long streams;
+  unsigned long long events;
+  unsigned long long memPools;
+  unsigned long long vmmHandles;
+  unsigned long long vmmReservations;
+  unsigned long long externalMemories;
+  unsigned long long externalSemaphores;
+  unsigned long long arrays;
+  unsigned long long addressRanges;
+  unsigned long long deviceBytesCharged;
+} CUshimObjectCounts;
+int cuShimGetObjectCounts(CUshimObjectCounts *counts, size_t size);
 
 /* cuda-shim's version as MAJOR*10000 + MINOR*100 + PATCH. */
 int cuShimGetVersion(void);

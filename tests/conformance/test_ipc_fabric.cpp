@@ -2,9 +2,11 @@
 // decide who may export and import them. A real machine without an IMEX channel refuses
 // fabric exports with CUDA_ERROR_NOT_PERMITTED; the emulator grants a channel through
 // CUDA_SHIM_IMEX_CHANNEL=<n>, and processes on one channel form one IMEX domain.
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -227,5 +229,152 @@ TEST_CASE("(emulator) cuMemCreate fabric memory: channels decide who may create,
   CHECK(import({"CUDA_SHIM_IMEX_CHANNEL=5", "CUDA_SHIM_IMEX_DAEMON=not_ready"})[0] == CUDA_ERROR_SYSTEM_NOT_READY);
   exporter.ch.send_int(0);
   CHECK(exporter.wait() == 0);
+}
+#endif
+
+#if !CUDA_SHIM_REAL_BACKEND
+// ---- unforgeable fabric handles ------------------------------------------------------------
+// The emulator's fabric handle: magic and version (bytes 0-7), the registry record's 128-bit
+// random token (8-23) and the object's (24-39). A handle nobody exported, a changed bit, random
+// bytes, or the handle of memory its exporter released or of an exporter that exited: all
+// CUDA_ERROR_NOT_SUPPORTED, README's "a handle nobody exported".
+
+// Exporter: a fabric pool (one allocation) and a fabric cuMemCreate allocation; sends both
+// handles. Then on command 1 releases both and says so, on command 2 exits.
+MP_CHILD(fabric_release_exporter) {
+  child_primary_ctx();
+  CUmemoryPool pool = fabric_pool();
+  CUdeviceptr d = 0;
+  if (!pool || cuMemAllocFromPoolAsync(&d, 4096, pool, nullptr) != CUDA_SUCCESS) return 1;
+  CUmemFabricHandle ph, vh;
+  std::memset(&ph, 0, sizeof ph);
+  std::memset(&vh, 0, sizeof vh);
+  CUresult r = cuMemPoolExportToShareableHandle(&ph, pool, CU_MEM_HANDLE_TYPE_FABRIC, 0);
+  CUmemAllocationProp p = vmm_prop(CU_MEM_HANDLE_TYPE_FABRIC);
+  CUmemGenericAllocationHandle h = 0;
+  if (r == CUDA_SUCCESS) r = cuMemCreate(&h, kVmmBytes, &p, 0);
+  if (r == CUDA_SUCCESS) r = cuMemExportToShareableHandle(&vh, h, CU_MEM_HANDLE_TYPE_FABRIC, 0);
+  ch.send_int(r);
+  ch.send_pod(ph);
+  ch.send_pod(vh);
+  for (;;) {
+    int64_t cmd = ch.recv_int();
+    if (cmd == 1) {
+      bool ok = cuMemFreeAsync(d, nullptr) == CUDA_SUCCESS && cuCtxSynchronize() == CUDA_SUCCESS &&
+                cuMemPoolDestroy(pool) == CUDA_SUCCESS && cuMemRelease(h) == CUDA_SUCCESS;
+      ch.send_int(ok ? 0 : 1);
+    } else {
+      return 0;
+    }
+  }
+}
+
+// Importer: imports each handle sent (pool handles, then VMM handles) and reports each code.
+MP_CHILD(fabric_import_each) {
+  child_primary_ctx();
+  const int64_t pools = ch.recv_int(), vmms = ch.recv_int();
+  std::vector<CUmemFabricHandle> hs;
+  for (int64_t i = 0; i < pools + vmms; ++i) hs.push_back(ch.recv_pod<CUmemFabricHandle>());
+  for (int64_t i = 0; i < pools + vmms; ++i) {
+    if (i < pools) {
+      CUmemoryPool pool = nullptr;
+      CUresult r = cuMemPoolImportFromShareableHandle(&pool, &hs[i], CU_MEM_HANDLE_TYPE_FABRIC, 0);
+      ch.send_int(r);
+      if (r == CUDA_SUCCESS) cuMemPoolDestroy(pool);
+    } else {
+      CUmemGenericAllocationHandle h = 0;
+      CUresult r = cuMemImportFromShareableHandle(&h, &hs[i], CU_MEM_HANDLE_TYPE_FABRIC);
+      ch.send_int(r);
+      if (r == CUDA_SUCCESS) cuMemRelease(h);
+    }
+  }
+  return 0;
+}
+
+namespace {
+std::vector<int64_t> import_each(const std::vector<CUmemFabricHandle>& pools, const std::vector<CUmemFabricHandle>& vmms,
+                                 const std::string& channel) {
+  auto c = mp::spawn("fabric_import_each", {"CUDA_SHIM_IMEX_CHANNEL=" + channel});
+  c.ch.send_int(static_cast<int64_t>(pools.size()));
+  c.ch.send_int(static_cast<int64_t>(vmms.size()));
+  for (auto& h : pools) c.ch.send_pod(h);
+  for (auto& h : vmms) c.ch.send_pod(h);
+  std::vector<int64_t> codes;
+  for (size_t i = 0; i < pools.size() + vmms.size(); ++i) codes.push_back(c.ch.recv_int());
+  CHECK(c.wait() == 0);
+  return codes;
+}
+CUmemFabricHandle random_fabric_handle() {
+  CUmemFabricHandle h;
+  std::random_device rd;
+  for (auto& b : h.data) b = static_cast<unsigned char>(rd());
+  return h;
+}
+std::vector<CUmemFabricHandle> flips(const CUmemFabricHandle& h) {
+  std::vector<CUmemFabricHandle> out;
+  for (int bit = 0; bit < 40 * 8; ++bit) {
+    CUmemFabricHandle f = h;
+    f.data[bit / 8] ^= static_cast<unsigned char>(1u << (bit % 8));
+    out.push_back(f);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("(emulator) forged fabric handles: flipped bits and random bytes import nothing", "[ipc][fabric][forgery]") {
+  auto exporter = mp::spawn("fabric_release_exporter", {"CUDA_SHIM_IMEX_CHANNEL=7"});
+  REQUIRE(exporter.ch.recv_int() == CUDA_SUCCESS);
+  auto ph = exporter.ch.recv_pod<CUmemFabricHandle>();
+  auto vh = exporter.ch.recv_pod<CUmemFabricHandle>();
+  auto pools = flips(ph), vmms = flips(vh);
+  for (int i = 0; i < 32; ++i) {
+    pools.push_back(random_fabric_handle());
+    vmms.push_back(random_fabric_handle());
+  }
+  pools.push_back(ph);  // the controls: the genuine handles import in the same process
+  vmms.push_back(vh);
+  auto codes = import_each(pools, vmms, "7");
+  REQUIRE(codes.size() == pools.size() + vmms.size());
+  for (size_t i = 0; i < codes.size(); ++i) {
+    const bool genuine = i == pools.size() - 1 || i == codes.size() - 1;
+    INFO((i < pools.size() ? "pool" : "vmm") << " handle " << i << (genuine ? " (genuine)" : " (forged)"));
+    CHECK(codes[i] == (genuine ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED));
+  }
+  exporter.ch.send_int(2);
+  CHECK(exporter.wait() == 0);
+}
+
+TEST_CASE("(emulator) fabric handles replayed after a release or the exporter's exit import nothing",
+          "[ipc][fabric][forgery]") {
+  auto exporter = mp::spawn("fabric_release_exporter", {"CUDA_SHIM_IMEX_CHANNEL=8"});
+  REQUIRE(exporter.ch.recv_int() == CUDA_SUCCESS);
+  auto ph = exporter.ch.recv_pod<CUmemFabricHandle>();
+  auto vh = exporter.ch.recv_pod<CUmemFabricHandle>();
+  auto live = import_each({ph}, {vh}, "8");
+  CHECK(live == std::vector<int64_t>{CUDA_SUCCESS, CUDA_SUCCESS});
+  exporter.ch.send_int(1);  // the exporter destroys the pool and releases the allocation
+  REQUIRE(exporter.ch.recv_int() == 0);
+  auto released = import_each({ph}, {vh}, "8");
+  CHECK(released == std::vector<int64_t>{CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_NOT_SUPPORTED});
+  exporter.ch.send_int(2);
+  CHECK(exporter.wait() == 0);
+
+  // An exporter that exits (or is killed) with its exports live.
+  for (bool kill : {false, true}) {
+    CAPTURE(kill);
+    auto e = mp::spawn("fabric_release_exporter", {"CUDA_SHIM_IMEX_CHANNEL=8"});
+    REQUIRE(e.ch.recv_int() == CUDA_SUCCESS);
+    auto p2 = e.ch.recv_pod<CUmemFabricHandle>();
+    auto v2 = e.ch.recv_pod<CUmemFabricHandle>();
+    if (kill) {
+      e.kill(SIGKILL);
+      CHECK(e.wait() == 128 + SIGKILL);
+    } else {
+      e.ch.send_int(2);
+      CHECK(e.wait() == 0);
+    }
+    auto gone = import_each({p2}, {v2}, "8");
+    CHECK(gone == std::vector<int64_t>{CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_NOT_SUPPORTED});
+  }
 }
 #endif

@@ -1,10 +1,13 @@
 // Legacy CUDA IPC: cudaIpcGetMemHandle / OpenMemHandle / CloseMemHandle across processes,
 // which memory may be exported this way, and IPC events recorded in one process and
 // waited on in another. The child is this binary re-run (multiprocess.hpp).
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -231,3 +234,179 @@ TEST_CASE("cudaIpcGetEventHandle: events that cannot be shared", "[ipc][legacy][
   }
   if (ev) cudaEventDestroy(ev);
 }
+
+// ---- unforgeable handles --------------------------------------------------------------------
+namespace {
+
+// Random bytes from the kernel (std::random_device is getrandom on Linux).
+template <class T>
+T random_pod() {
+  T v;
+  std::random_device rd;
+  auto* b = reinterpret_cast<unsigned char*>(&v);
+  for (size_t i = 0; i < sizeof v; ++i) b[i] = static_cast<unsigned char>(rd());
+  return v;
+}
+
+// Sends handles to an ipc_open_each child and returns what opening each answered.
+std::vector<int64_t> open_each(const std::vector<cudaIpcMemHandle_t>& hs) {
+  auto c = mp::spawn("ipc_open_each");
+  c.ch.send_int(static_cast<int64_t>(hs.size()));
+  for (auto& h : hs) c.ch.send_pod(h);
+  std::vector<int64_t> codes;
+  for (size_t i = 0; i < hs.size(); ++i) codes.push_back(c.ch.recv_int());
+  CHECK(c.wait() == 0);
+  return codes;
+}
+
+}  // namespace
+
+// Child: opens every handle it is sent (closing what opens) and reports each code.
+MP_CHILD(ipc_open_each) {
+  child_primary_ctx();
+  const int64_t n = ch.recv_int();
+  std::vector<cudaIpcMemHandle_t> hs;
+  for (int64_t i = 0; i < n; ++i) hs.push_back(ch.recv_pod<cudaIpcMemHandle_t>());
+  for (auto& h : hs) {
+    void* p = nullptr;
+    cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+    ch.send_int(e);
+    if (e == cudaSuccess) cudaIpcCloseMemHandle(p);
+  }
+  return 0;
+}
+
+TEST_CASE("cudaIpcOpenMemHandle: random 64-byte handles open nothing", "[ipc][legacy][forgery]") {
+  conformance_primary_ctx();
+  void* d = nullptr;
+  REQUIRE_RT(cudaMalloc(&d, 4096), cudaSuccess);
+  cudaIpcMemHandle_t real;
+  REQUIRE_RT(cudaIpcGetMemHandle(&real, d), cudaSuccess);  // a live export exists meanwhile
+  std::vector<cudaIpcMemHandle_t> hs;
+  for (int i = 0; i < 64; ++i) hs.push_back(random_pod<cudaIpcMemHandle_t>());
+  hs.push_back(real);  // the control: the genuine handle opens in the same child
+  auto codes = open_each(hs);
+  REQUIRE(codes.size() == hs.size());
+  for (size_t i = 0; i + 1 < codes.size(); ++i) {
+    INFO("random handle " << i);
+    CHECK(codes[i] == cudaErrorInvalidValue);  // as a garbage handle (measured, 0x5a bytes)
+  }
+  CHECK(codes.back() == cudaSuccess);
+  CHECK_RT(cudaFree(d), cudaSuccess);
+}
+
+// Exports a fresh allocation filled with 0x4e, sends its handle, then exits (1: waits to be
+// killed instead).
+MP_CHILD(ipc_export_then_die) {
+  child_primary_ctx();
+  void* d = nullptr;
+  cudaIpcMemHandle_t h;
+  bool ok = cudaMalloc(&d, 1 << 16) == cudaSuccess && cudaMemset(d, 0x4e, 1 << 16) == cudaSuccess &&
+            cudaDeviceSynchronize() == cudaSuccess && cudaIpcGetMemHandle(&h, d) == cudaSuccess;
+  ch.send_int(ok ? 0 : 1);
+  ch.send_pod(h);
+  if (ch.recv_int() == 1) pause();
+  return 0;
+}
+
+TEST_CASE("cudaIpcOpenMemHandle: a handle replayed after its exporter exited", "[ipc][legacy][forgery]") {
+  conformance_primary_ctx();
+  const bool killed = GENERATE(false, true);
+  CAPTURE(killed);
+  auto c = mp::spawn("ipc_export_then_die");
+  REQUIRE(c.ch.recv_int() == 0);
+  auto h = c.ch.recv_pod<cudaIpcMemHandle_t>();
+  {  // while the exporter lives, the handle opens here (this process did not export it)
+    void* p = nullptr;
+    REQUIRE_RT(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess), cudaSuccess);
+    unsigned char b = 0;
+    CHECK_RT(cudaMemcpy(&b, p, 1, cudaMemcpyDeviceToHost), cudaSuccess);
+    CHECK(b == 0x4e);
+    CHECK_RT(cudaIpcCloseMemHandle(p), cudaSuccess);
+  }
+  c.ch.send_int(killed ? 1 : 0);
+  if (killed) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    c.kill(SIGKILL);
+    CHECK(c.wait() == 128 + SIGKILL);
+  } else {
+    CHECK(c.wait() == 0);
+  }
+  void* p = nullptr;
+  cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+  // Measured on an H100, driver 580 (conformance test_ipc_kill_stress): CUDA_ERROR_INVALID_HANDLE
+  // once the exporter exited or was killed (a live exporter's freed memory: InvalidValue).
+  CHECK_RT(e, cudaErrorInvalidResourceHandle);
+  if (e == cudaSuccess) cudaIpcCloseMemHandle(p);
+}
+
+#if !CUDA_SHIM_REAL_BACKEND
+// The emulator's handle: magic and version (bytes 0-7), then the registry record's 128-bit random
+// token (bytes 8-23). Flipping any one of those bits must open nothing.
+TEST_CASE("(emulator) a legacy IPC handle with any bit of its token flipped opens nothing", "[ipc][legacy][forgery]") {
+  conformance_primary_ctx();
+  void* d = nullptr;
+  REQUIRE_RT(cudaMalloc(&d, 4096), cudaSuccess);
+  cudaIpcMemHandle_t real;
+  REQUIRE_RT(cudaIpcGetMemHandle(&real, d), cudaSuccess);
+  std::vector<cudaIpcMemHandle_t> hs;
+  for (int bit = 0; bit < 24 * 8; ++bit) {
+    cudaIpcMemHandle_t f = real;
+    reinterpret_cast<unsigned char*>(&f)[bit / 8] ^= static_cast<unsigned char>(1u << (bit % 8));
+    hs.push_back(f);
+  }
+  hs.push_back(real);
+  auto codes = open_each(hs);
+  REQUIRE(codes.size() == hs.size());
+  int refused = 0;
+  for (int bit = 0; bit < 24 * 8; ++bit) {
+    INFO("bit " << bit);
+    CHECK(codes[bit] == cudaErrorInvalidValue);
+    refused += codes[bit] == cudaErrorInvalidValue;
+  }
+  CHECK(refused == 24 * 8);
+  CHECK(codes.back() == cudaSuccess);
+  CHECK_RT(cudaFree(d), cudaSuccess);
+}
+
+// The event handle's token too: magic, version, 128 random bits (bytes 0-23).
+MP_CHILD(ipc_event_open_each) {
+  child_primary_ctx();
+  const int64_t n = ch.recv_int();
+  std::vector<cudaIpcEventHandle_t> hs;
+  for (int64_t i = 0; i < n; ++i) hs.push_back(ch.recv_pod<cudaIpcEventHandle_t>());
+  for (auto& h : hs) {
+    cudaEvent_t ev = nullptr;
+    cudaError_t e = cudaIpcOpenEventHandle(&ev, h);
+    ch.send_int(e);
+    if (e == cudaSuccess) cudaEventDestroy(ev);
+  }
+  return 0;
+}
+
+TEST_CASE("(emulator) IPC event handles: flipped bits and random bytes open nothing", "[ipc][legacy][event][forgery]") {
+  conformance_primary_ctx();
+  cudaEvent_t ev = nullptr;
+  REQUIRE_RT(cudaEventCreateWithFlags(&ev, cudaEventInterprocess | cudaEventDisableTiming), cudaSuccess);
+  cudaIpcEventHandle_t real;
+  REQUIRE_RT(cudaIpcGetEventHandle(&real, ev), cudaSuccess);
+  std::vector<cudaIpcEventHandle_t> hs;
+  for (int bit = 0; bit < 24 * 8; ++bit) {
+    cudaIpcEventHandle_t f = real;
+    reinterpret_cast<unsigned char*>(&f)[bit / 8] ^= static_cast<unsigned char>(1u << (bit % 8));
+    hs.push_back(f);
+  }
+  for (int i = 0; i < 16; ++i) hs.push_back(random_pod<cudaIpcEventHandle_t>());
+  hs.push_back(real);
+  auto c = mp::spawn("ipc_event_open_each");
+  c.ch.send_int(static_cast<int64_t>(hs.size()));
+  for (auto& h : hs) c.ch.send_pod(h);
+  for (size_t i = 0; i + 1 < hs.size(); ++i) {
+    INFO("forged event handle " << i);
+    CHECK(c.ch.recv_int() == cudaErrorMapBufferObjectFailed);  // CUDA_ERROR_MAP_FAILED (measured for garbage)
+  }
+  CHECK(c.ch.recv_int() == cudaSuccess);
+  CHECK(c.wait() == 0);
+  CHECK_RT(cudaEventDestroy(ev), cudaSuccess);
+}
+#endif

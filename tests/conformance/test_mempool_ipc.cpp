@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "multiprocess.hpp"
@@ -337,6 +338,71 @@ TEST_CASE("what an imported pool may do", "[mempool][ipc]") {
   CHECK(c.ch.recv_int() == CUDA_ERROR_INVALID_VALUE); // destroy with live imports
   CHECK(c.ch.recv_int() == CUDA_SUCCESS);
   CHECK(c.ch.recv_int() == CUDA_SUCCESS);             // destroy once they are freed
+  CHECK(c.wait() == 0);
+  close(fd);
+  CHECK_CU(cuMemFreeAsync(d, nullptr), CUDA_SUCCESS);
+}
+
+// ---- forged pointer export data ------------------------------------------------------------
+// Child: imports the pool, then each export data sent (freeing what imports) and reports each code.
+MP_CHILD(pool_import_each) {
+  child_primary_ctx();
+  int fd = ch.recv_fd();
+  CUmemoryPool pool = nullptr;
+  CUresult r = cuMemPoolImportFromShareableHandle(&pool, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                                                  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  ch.send_int(r);
+  close(fd);
+  if (r != CUDA_SUCCESS) return 1;
+  const int64_t n = ch.recv_int();
+  std::vector<CUmemPoolPtrExportData> xs;
+  for (int64_t i = 0; i < n; ++i) xs.push_back(ch.recv_pod<CUmemPoolPtrExportData>());
+  for (auto& x : xs) {
+    CUdeviceptr d = 0;
+    r = cuMemPoolImportPointer(&d, pool, &x);
+    ch.send_int(r);
+    if (r == CUDA_SUCCESS) cuMemFree(d);
+  }
+  ch.send_int(cuMemPoolDestroy(pool));
+  return 0;
+}
+
+TEST_CASE("cuMemPoolImportPointer: forged export data imports nothing", "[mempool][ipc][forgery]") {
+  conformance_primary_ctx();
+  ExportedPool ep(shareable_props());
+  CUdeviceptr d = ep.alloc(4096, 0x61);
+  int fd = ep.export_fd();
+  auto x = export_ptr(d);
+  std::vector<CUmemPoolPtrExportData> xs;
+  std::random_device rd;
+  for (int i = 0; i < 32; ++i) {  // random bytes
+    CUmemPoolPtrExportData r;
+    for (auto& b : r.reserved) b = static_cast<unsigned char>(rd());
+    xs.push_back(r);
+  }
+  size_t forged = xs.size();
+#if !CUDA_SHIM_REAL_BACKEND
+  // The emulator's data: magic, version, the pool's 128-bit token, offset, size, buffer id and a
+  // check word (bytes 0-55); any one bit changed is refused.
+  for (int bit = 0; bit < 56 * 8; ++bit) {
+    CUmemPoolPtrExportData f = x;
+    f.reserved[bit / 8] ^= static_cast<unsigned char>(1u << (bit % 8));
+    xs.push_back(f);
+  }
+  forged = xs.size();
+#endif
+  xs.push_back(x);  // the control: the genuine data imports in the same process
+  auto c = mp::spawn("pool_import_each");
+  REQUIRE(c.ch.send_fd(fd));
+  REQUIRE(c.ch.recv_int() == CUDA_SUCCESS);
+  c.ch.send_int(static_cast<int64_t>(xs.size()));
+  for (auto& e : xs) c.ch.send_pod(e);
+  for (size_t i = 0; i < forged; ++i) {
+    INFO("forged export data " << i);
+    CHECK(c.ch.recv_int() == CUDA_ERROR_INVALID_VALUE);  // as altered data (measured)
+  }
+  CHECK(c.ch.recv_int() == CUDA_SUCCESS);
+  CHECK(c.ch.recv_int() == CUDA_SUCCESS);  // the imported pool is destroyed
   CHECK(c.wait() == 0);
   close(fd);
   CHECK_CU(cuMemFreeAsync(d, nullptr), CUDA_SUCCESS);

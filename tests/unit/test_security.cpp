@@ -1,0 +1,280 @@
+// Emulator-only: what other users of the machine can reach. The registry segment and every
+// memfd the emulator creates (device, pinned, managed memory, pool windows, cuMemCreate
+// allocations, exportable semaphores) are mode 0600 and this user's; and, when the test runs as
+// root (CI does), a process of another user (uid 65534) can open neither the segment nor the
+// memory behind our descriptors through /proc, and cannot open our legacy IPC handle: it runs
+// this binary again as that user and reports what the kernel and the emulator told it.
+#include <cuda.h>
+#include <cuda_shim_ext.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "multiprocess.hpp"
+#include "unit_common.hpp"
+
+extern char** environ;
+
+namespace {
+
+constexpr uid_t kNobody = 65534;
+
+// The registry segment's name: the one the test main chose (CUDA_SHIM_REGISTRY), which must be
+// the one cuShimIpcState reports.
+std::string registry_name() {
+  std::string state(cuShimIpcState(nullptr, 0) + 1, '\0');
+  state.resize(cuShimIpcState(state.data(), state.size()));
+  const std::string key = "registry /dev/shm/";
+  auto at = state.find(key);
+  if (at == std::string::npos) return {};
+  auto end = state.find(' ', at + key.size());
+  return state.substr(at + key.size(), end - at - key.size());
+}
+
+struct FdEntry {
+  int fd;
+  std::string link;
+};
+// This process's descriptors whose link starts with `prefix` (e.g. "/memfd:cuda-shim").
+std::vector<FdEntry> fds_with_link(const std::string& prefix) {
+  std::vector<FdEntry> out;
+  DIR* d = opendir("/proc/self/fd");
+  if (!d) return out;
+  int dirfd_num = dirfd(d);
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    int fd = std::atoi(e->d_name);
+    if (fd == dirfd_num) continue;
+    char path[64], link[512];
+    std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n <= 0) continue;
+    std::string l(link, static_cast<size_t>(n));
+    if (l.rfind(prefix, 0) == 0) out.push_back({fd, l});
+  }
+  closedir(d);
+  return out;
+}
+
+unsigned mode_of(int fd) {
+  struct stat st {};
+  REQUIRE(fstat(fd, &st) == 0);
+  return st.st_mode & 07777;
+}
+
+// Runs this binary as MP child `name` under uid/gid `uid` (no supplementary groups), with the
+// parent's environment: the same CUDA_SHIM_REGISTRY, so it tries the parent's segment.
+mp::Child spawn_as(uid_t uid, const char* name) {
+  mp::Child c;
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return c;
+  std::string self = "/proc/self/exe", flag = "--mp-child", nm = name, fdarg = std::to_string(sv[1]);
+  char* argv[] = {self.data(), flag.data(), nm.data(), fdarg.data(), nullptr};
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(uid) != 0 || setuid(uid) != 0) _exit(120);
+    if (getuid() != uid || geteuid() != uid) _exit(121);
+    fcntl(sv[1], F_SETFD, 0);  // the child's end survives exec
+    execve("/proc/self/exe", argv, environ);
+    _exit(127);
+  }
+  close(sv[1]);
+  c.pid = pid;
+  c.ch = mp::Channel(sv[0]);
+  return c;
+}
+
+void send_str(mp::Channel& ch, const std::string& s) {
+  ch.send_int(static_cast<int64_t>(s.size()));
+  ch.send(s.data(), s.size());
+}
+std::string recv_str(mp::Channel& ch) {
+  int64_t n = ch.recv_int();
+  if (n < 0 || n > (1 << 20)) return "<nothing>";
+  std::string s(static_cast<size_t>(n), '\0');
+  ch.recv(s.data(), s.size());
+  return s;
+}
+
+}  // namespace
+
+// The other user's side: errno of opening the parent's segment and memfds, then what the
+// emulator answers for the parent's legacy IPC handle (code and explanation).
+MP_CHILD(other_user) {
+  ch.send_int(static_cast<int64_t>(getuid()));
+  const std::string seg = "/dev/shm/" + recv_str(ch);
+  for (int flags : {O_RDWR, O_RDONLY}) {
+    int fd = open(seg.c_str(), flags | O_CLOEXEC);
+    ch.send_int(fd >= 0 ? 0 : errno);
+    if (fd >= 0) close(fd);
+  }
+  const int parent = static_cast<int>(ch.recv_int());
+  const int n = static_cast<int>(ch.recv_int());
+  for (int i = 0; i < n; ++i) {
+    const int num = static_cast<int>(ch.recv_int());
+    const std::string path = "/proc/" + std::to_string(parent) + "/fd/" + std::to_string(num);
+    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    ch.send_int(fd >= 0 ? 0 : errno);
+    if (fd >= 0) close(fd);
+  }
+  // Nothing of the parent's crossed exec but the channel (every emulator descriptor is CLOEXEC).
+  ch.send_int(static_cast<int64_t>(fds_with_link("/memfd:").size() + fds_with_link("/dev/shm/").size()));
+  auto h = ch.recv_pod<CUipcMemHandle>();
+  CUcontext ctx = nullptr;
+  if (cuInit(0) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS ||
+      cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
+    return 99;
+  CUdeviceptr d = 0;
+  ch.send_int(cuIpcOpenMemHandle(&d, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+  send_str(ch, last_why());
+  return 0;
+}
+
+TEST_CASE("the registry segment is this user's, mode 0600", "[security]") {
+  primary();
+  // A legacy IPC export attaches the registry.
+  CUdeviceptr d = 0;
+  REQUIRE(cuMemAlloc(&d, 4096) == CUDA_SUCCESS);
+  CUipcMemHandle h;
+  REQUIRE(cuIpcGetMemHandle(&h, d) == CUDA_SUCCESS);
+  const std::string name = registry_name();
+  REQUIRE(!name.empty());
+  const char* env = std::getenv("CUDA_SHIM_REGISTRY");
+  REQUIRE(env != nullptr);  // the test main gives every test binary its own (PID-suffixed)
+  CHECK(name == env);
+  struct stat st {};
+  REQUIRE(stat(("/dev/shm/" + name).c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+  CHECK(st.st_uid == getuid());
+  CHECK(cuMemFree(d) == CUDA_SUCCESS);
+}
+
+TEST_CASE("every memfd the emulator creates is mode 0600", "[security]") {
+  primary();
+  // Memory of every kind that lives in a memfd.
+  CUdeviceptr dev = 0, managed = 0, pooled = 0;
+  void* pinned = nullptr;
+  REQUIRE(cuMemAlloc(&dev, 1 << 16) == CUDA_SUCCESS);
+  REQUIRE(cuMemAllocHost(&pinned, 1 << 16) == CUDA_SUCCESS);
+  REQUIRE(cuMemAllocManaged(&managed, 1 << 16, CU_MEM_ATTACH_GLOBAL) == CUDA_SUCCESS);
+  REQUIRE(cuMemAllocAsync(&pooled, 4096, nullptr) == CUDA_SUCCESS);  // the default pool's window
+
+  // Exported POSIX descriptors: a cuMemCreate allocation and a pool.
+  CUmemAllocationProp p;
+  std::memset(&p, 0, sizeof p);
+  p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  p.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  CUmemGenericAllocationHandle vmm = 0;
+  REQUIRE(cuMemCreate(&vmm, 2 << 20, &p, 0) == CUDA_SUCCESS);
+  int vmm_fd = -1;
+  REQUIRE(cuMemExportToShareableHandle(&vmm_fd, vmm, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) == CUDA_SUCCESS);
+  CHECK(mode_of(vmm_fd) == 0600);
+
+  CUmemPoolProps pp;
+  std::memset(&pp, 0, sizeof pp);
+  pp.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  pp.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  CUmemoryPool pool = nullptr;
+  REQUIRE(cuMemPoolCreate(&pool, &pp) == CUDA_SUCCESS);
+  int pool_fd = -1;
+  REQUIRE(cuMemPoolExportToShareableHandle(&pool_fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) ==
+          CUDA_SUCCESS);
+  CHECK(mode_of(pool_fd) == 0600);
+
+  int sem_fd = -1;
+  REQUIRE(cuShimExportableSemaphoreCreate(&sem_fd, 0, 0) == CUDA_SUCCESS);
+  CHECK(mode_of(sem_fd) == 0600);
+
+  // Every emulator memfd this process holds, however it came to be.
+  auto ours = fds_with_link("/memfd:cuda-shim");
+  bool device = false, host = false, man = false, pool_window = false, vmm_obj = false;
+  for (auto& f : ours) {
+    INFO("fd " << f.fd << " -> " << f.link);
+    CHECK(mode_of(f.fd) == 0600);
+    device |= f.link.rfind("/memfd:cuda-shim-device", 0) == 0;
+    host |= f.link.rfind("/memfd:cuda-shim-host", 0) == 0;
+    man |= f.link.rfind("/memfd:cuda-shim-managed", 0) == 0;
+    pool_window |= f.link.rfind("/memfd:cuda-shim:pool:", 0) == 0;
+    vmm_obj |= f.link.rfind("/memfd:cuda-shim:vmm:", 0) == 0;
+  }
+  std::printf("security: %zu emulator memfds checked, all mode 0600\n", ours.size());
+  CHECK(device);  // the scan saw each kind (so it checked what it should)
+  CHECK(host);
+  CHECK(man);
+  CHECK(pool_window);
+  CHECK(vmm_obj);
+
+  close(vmm_fd);
+  close(pool_fd);
+  close(sem_fd);
+  CHECK(cuMemRelease(vmm) == CUDA_SUCCESS);
+  CHECK(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+  CHECK(cuMemFreeAsync(pooled, nullptr) == CUDA_SUCCESS);
+  CHECK(cuCtxSynchronize() == CUDA_SUCCESS);
+  CHECK(cuMemFree(managed) == CUDA_SUCCESS);
+  CHECK(cuMemFreeHost(pinned) == CUDA_SUCCESS);
+  CHECK(cuMemFree(dev) == CUDA_SUCCESS);
+}
+
+TEST_CASE("another user reaches neither the registry, nor our memory, nor our IPC handles", "[security]") {
+  if (geteuid() != 0) {
+    WARN("SKIPPED: switching to uid " << kNobody << " needs root (CI runs as root); this section asserted nothing");
+    return;
+  }
+  primary();
+  CUdeviceptr d = 0;
+  REQUIRE(cuMemAlloc(&d, 1 << 16) == CUDA_SUCCESS);
+  REQUIRE(cuMemsetD8(d, 0x5e, 1 << 16) == CUDA_SUCCESS);
+  CUipcMemHandle h;
+  REQUIRE(cuIpcGetMemHandle(&h, d) == CUDA_SUCCESS);
+  const std::string name = registry_name();
+  REQUIRE(!name.empty());
+  auto memfds = fds_with_link("/memfd:cuda-shim");
+  REQUIRE(!memfds.empty());
+
+  auto c = spawn_as(kNobody, "other_user");
+  REQUIRE(c.ch.recv_int() == kNobody);  // it really runs as the other user
+  send_str(c.ch, name);
+  int e_rw = static_cast<int>(c.ch.recv_int()), e_ro = static_cast<int>(c.ch.recv_int());
+  CHECK(e_rw == EACCES);  // the segment: mode 0600, root's
+  CHECK(e_ro == EACCES);
+  c.ch.send_int(getpid());
+  c.ch.send_int(static_cast<int64_t>(memfds.size()));
+  for (auto& f : memfds) c.ch.send_int(f.fd);
+  for (auto& f : memfds) {
+    int e = static_cast<int>(c.ch.recv_int());
+    INFO("/proc/" << getpid() << "/fd/" << f.fd << " -> " << f.link << ": errno " << e);
+    CHECK((e == EACCES || e == EPERM));
+  }
+  CHECK(c.ch.recv_int() == 0);  // no emulator descriptor leaked across exec
+  c.ch.send_pod(h);
+  const auto code = c.ch.recv_int();
+  const std::string why = recv_str(c.ch);
+  INFO("the other user's cuIpcOpenMemHandle: " << code << ": " << why);
+  CHECK(code == CUDA_ERROR_INVALID_VALUE);  // what a handle naming nothing reachable is
+  CHECK(why.find("cannot attach the shared registry segment '" + name + "'") != std::string::npos);
+  CHECK(why.find("Permission denied") != std::string::npos);
+  CHECK(why.find("belongs to uid 0") != std::string::npos);
+  CHECK(c.wait() == 0);
+
+  // Our own memory is untouched and still ours.
+  std::vector<unsigned char> back(1 << 16);
+  REQUIRE(cuMemcpyDtoH(back.data(), d, back.size()) == CUDA_SUCCESS);
+  CHECK(back[0] == 0x5e);
+  CHECK(back.back() == 0x5e);
+  CHECK(cuMemFree(d) == CUDA_SUCCESS);
+}
