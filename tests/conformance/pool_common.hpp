@@ -65,17 +65,30 @@ inline void set_reuse(CUmemoryPool p, int follow, int opportunistic, int interna
 
 // Holds a stream busy until released: a host function that waits. (The real driver runs
 // every host function of a context on one thread: never block two streams this way.)
+// Going out of scope releases the stream and waits until the host function has let go of
+// the Blocker (it may still be polling `open` just after release()).
 struct Blocker {
   std::atomic<bool> open{false};
+  std::atomic<int> waiting{0};
   static void CUDA_CB wait(void* p) {
     auto* b = static_cast<Blocker*>(p);
     while (!b->open.load()) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    b->waiting.fetch_sub(1);  // the last touch
   }
   void block(CUstream s) {
     open = false;
-    REQUIRE_CU(cuLaunchHostFunc(s, wait, this), CUDA_SUCCESS);
+    waiting.fetch_add(1);
+    CUresult r = cuLaunchHostFunc(s, wait, this);
+    if (r != CUDA_SUCCESS) waiting.fetch_sub(1);
+    REQUIRE_CU(r, CUDA_SUCCESS);
   }
   void release() { open = true; }
+  Blocker() = default;
+  Blocker(const Blocker&) = delete;
+  ~Blocker() {
+    open = true;
+    while (waiting.load() > 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 };
 
 // Waits until the stream's work completed without synchronizing (cuStreamQuery does not

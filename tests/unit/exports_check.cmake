@@ -106,7 +106,7 @@ if(count GREATER 0)
     list(GET rt_names ${i} n)
     list(GET rt_types ${i} t)
     if(t STREQUAL "A")
-      if(n STREQUAL "libcudart.so.13")
+      if(n STREQUAL "libcudart.so.13" OR n STREQUAL "libcudart.so.13@@libcudart.so.13")  # GNU nm; llvm-nm
         math(EXPR nodes "${nodes} + 1")
       else()
         string(APPEND failures "libcudart.so.13: unexpected version node ${n}\n")
