@@ -59,6 +59,8 @@ void Config::apply_file_text(const std::string& text, const std::string& origin)
       concurrent_managed_access = parse_bool(val) ? 1 : 0;
     } else if (key == "pageable_memory_access") {
       pageable_memory_access = parse_bool(val) ? 1 : 0;
+    } else if (key == "kernels" && (val == "refuse" || val == "skip")) {
+      skip_kernels = val == "skip";
     } else if (key.rfind("device.", 0) == 0) {
       // device.N.field
       auto dot = key.find('.', 7);
@@ -91,6 +93,7 @@ void Config::apply_env() {
     text += fmt::format("concurrent_managed_access = {}\n", v);
   if (const char* v = std::getenv("CUDA_SHIM_PAGEABLE_MEMORY_ACCESS"))
     text += fmt::format("pageable_memory_access = {}\n", v);
+  if (const char* v = std::getenv("CUDA_SHIM_KERNELS")) text += fmt::format("kernels = {}\n", v);
   apply_file_text(text, "environment");
 }
 

@@ -24,6 +24,9 @@ struct Config {
   bool trace = false;          // print every call
   int concurrent_managed_access = 1;  // every device's, unless device.N.* says otherwise
   int pageable_memory_access = 0;
+  // Kernel launches (device code never runs): false refuses them (CUDA_ERROR_NOT_SUPPORTED,
+  // explained), true completes them as no-ops in stream order. CUDA_SHIM_KERNELS=refuse|skip.
+  bool skip_kernels = false;
   std::vector<DeviceConfig> device;  // size == devices
   std::vector<std::string> warnings; // problems found while reading; printed once
 

@@ -59,6 +59,7 @@ struct Range {
   ipc::Token ipc_export;     // cuIpcGetMemHandle's registry record, withdrawn with the range
   bool ipc_opened = false;   // mapped by cuIpcOpenMemHandle: only cuIpcCloseMemHandle unmaps it
   bool external = false;     // a buffer mapped from external memory (cuExternalMemoryGetMappedBuffer)
+  bool module_owned = false; // a module's __device__/__constant__/__managed__ variable: freed with its module
 
   Range() = default;
   Range(const Range&) = delete;
@@ -128,5 +129,6 @@ uint64_t charged(int ordinal) noexcept;
 
 // Frees every allocation a context owns; for the context's destroy / primary reset path.
 void release_context(const Context* ctx) noexcept;
+
 
 }  // namespace cuda_shim::mem

@@ -9,6 +9,7 @@
 #include "core/context.hpp"
 #include "core/driver.hpp"
 #include "memory/address_space.hpp"
+#include "memory/device_alloc.hpp"
 #include "memory/pool.hpp"
 
 namespace cuda_shim::api {
@@ -25,18 +26,18 @@ constexpr size_t kPitchAlign = 512;   // cuMemAllocPitch row alignment
 
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
-Errc alloc_device(CUdeviceptr* dptr, size_t bytes, const char* api) {
-  if (dptr) *dptr = 0;  // measured: the driver clears the out-pointer first, even before cuInit
-  std::shared_ptr<Context> ctx;
-  TRY(require_context(api, ctx));
-  TRY(need(dptr, api, "dptr"));
+}  // namespace
+}  // namespace cuda_shim::api
+
+namespace cuda_shim::mem {
+Errc alloc_device(const std::shared_ptr<Context>& ctx, size_t bytes, const char* api, CUdeviceptr& out, bool module_owned) {
   if (bytes == 0) return fail(Errc::invalid_value, "{}: bytesize is 0 (the driver refuses empty allocations)", api);
   Device* dev = ctx->device();
   const uint64_t total = dev->cfg.total_mem;
   if (bytes > total)
     return fail(Errc::out_of_memory, "{}: {} bytes requested, but device {} has only {} bytes", api, bytes,
                 dev->ordinal, total);
-  size_t acc = round_up(bytes, kAllocAlign);
+  size_t acc = api::round_up(bytes, api::kAllocAlign);
   if (!mem::charge(dev->ordinal, acc, total))
     return fail(Errc::out_of_memory, "{}: {} bytes requested, but {} of device {}'s {} bytes are already allocated",
                 api, bytes, mem::charged(dev->ordinal), dev->ordinal, total);
@@ -55,14 +56,33 @@ Errc alloc_device(CUdeviceptr* dptr, size_t bytes, const char* api) {
   r->accounted = acc;
   r->host = b->shadow();
   r->buffer_id = AddressSpace::get().next_buffer_id();
+  r->module_owned = module_owned;
   r->backing = std::move(b);
   if (!AddressSpace::get().insert(r)) {
     mem::uncharge(dev->ordinal, acc);
     return fail(Errc::out_of_memory, "{}: the new mapping at {:#x} overlaps a range still registered with the "
                 "driver (host memory unmapped without cuMemHostUnregister?)", api, r->base);
   }
-  *dptr = r->base;
+  out = r->base;
   return Errc::success;
+}
+
+void free_owned(CUdeviceptr base) noexcept {
+  RangePtr r = AddressSpace::get().remove_base(base, [](const Range& x) { return x.module_owned; });
+  if (!r) return;
+  mem::uncharge(r->ordinal, r->accounted);
+  if (r->ctx) r->ctx->synchronize();  // as cuMemFree: work in flight may still use it
+}
+}  // namespace cuda_shim::mem
+
+namespace cuda_shim::api {
+namespace {
+Errc alloc_device(CUdeviceptr* dptr, size_t bytes, const char* api) {
+  if (dptr) *dptr = 0;  // measured: the driver clears the out-pointer first, even before cuInit
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  TRY(need(dptr, api, "dptr"));
+  return mem::alloc_device(ctx, bytes, api, *dptr);
 }
 
 // Why p is not something `api` can free: for its explanation.
@@ -149,7 +169,7 @@ Errc cuMemFree_v2(CUdeviceptr dptr) noexcept {
   TRY(Driver::get().require_init(api));
   if (dptr == 0) return Errc::success;  // measured: cuMemFree(0) is a no-op
   RangePtr r = AddressSpace::get().remove_base(
-      dptr, [](const Range& x) { return (x.kind == Kind::device && !x.ipc_opened) || x.kind == Kind::managed; });
+      dptr, [](const Range& x) { return !x.module_owned && ((x.kind == Kind::device && !x.ipc_opened) || x.kind == Kind::managed); });
   if (!r) {
     // Not a cuMemAlloc block: a stream-ordered allocation waits for the device's work, then frees.
     // Looked up only here so that the common free costs one lookup.

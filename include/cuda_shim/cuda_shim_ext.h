@@ -105,6 +105,28 @@ typedef struct CUshimObjectCounts_st {
 } CUshimObjectCounts;
 int cuShimGetObjectCounts(CUshimObjectCounts *counts, size_t size);
 
+/* Kernel launches. Device code never runs here. CUDA_SHIM_KERNELS chooses what a launch does
+ * (cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel, cudaLaunchKernel, <<<>>>):
+ *   refuse (default): after the checks the real driver makes, the launch fails with
+ *          CUDA_ERROR_NOT_SUPPORTED / cudaErrorNotSupported (not sticky), explained;
+ *   skip:  the launch completes as a no-op in stream order (work before and after it, events,
+ *          host functions and waits keep their order) and is recorded.
+ * Every launch that passed the checks (refused or skipped) is recorded: how many so far in
+ * this process, and the one at `index` (0 = the first; only the most recent 4096 are kept):
+ * its kernel's name (same copy rules as cuShimGetLastExplanation, in name/len), grid and block
+ * dimensions, dynamic shared memory, the stream's id (cuStreamGetId) and whether it was
+ * skipped (1) or refused (0). Returns a CUresult value (CUDA_ERROR_INVALID_VALUE when index
+ * is not kept or rec is NULL). */
+typedef struct CUshimLaunchRecord_st {
+  unsigned int grid[3];
+  unsigned int block[3];
+  unsigned int sharedMemBytes;
+  int skipped;
+  unsigned long long streamId;
+} CUshimLaunchRecord;
+unsigned long long cuShimGetLaunchCount(void);
+int cuShimGetLaunchRecord(unsigned long long index, CUshimLaunchRecord *rec, char *name, size_t len);
+
 /* cuda-shim's version as MAJOR*10000 + MINOR*100 + PATCH. */
 int cuShimGetVersion(void);
 
