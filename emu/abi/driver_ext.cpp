@@ -13,7 +13,8 @@
 #include "core/driver.hpp"
 #include "memory/address_space.hpp"
 #include "memory/array.hpp"
-#include "memory/pool.hpp"
+include "memory/pool.hpp"
+#include "module/launch.hpp"
 #include "vmm/vmm.hpp"
 
 namespace cuda_shim::abi {
@@ -49,6 +50,9 @@ const rt_bridge::RuntimeTable kRuntimeTable = {
 #define RT_ENTRY(name, params, args) &rt_##name,
 #include "abi/runtime_entries.def"
 #undef RT_ENTRY
+#define RT_HOST(ret, name, params, args) &rtapi::name,
+#include "abi/runtime_hosting.def"
+#undef RT_HOST
     &rt_not_supported,
     &rt_error_name,
     &rt_error_string,
@@ -252,4 +256,23 @@ extern "C" __attribute__((visibility("default"))) size_t cuShimGetLastManagedVio
   } catch (...) {
     return 0;
   }
+}
+
+// ---- kernel launches (the launch policy's record) ------------------------------------------
+extern "C" __attribute__((visibility("default"))) unsigned long long cuShimGetLaunchCount(void) {
+  return cuda_shim::module::launch_count();
+}
+
+extern "C" __attribute__((visibility("default"))) int cuShimGetLaunchRecord(unsigned long long index,
+                                                                            CUshimLaunchRecord* rec, char* name,
+                                                                            size_t len) {
+  return cuda_shim::abi::driver_call("cuShimGetLaunchRecord", [&]() -> Errc {
+    if (!rec) return cuda_shim::fail(Errc::invalid_value, "cuShimGetLaunchRecord: rec is NULL");
+    std::string n;
+    if (!cuda_shim::module::launch_record(index, *rec, n))
+      return cuda_shim::fail(Errc::invalid_value, "cuShimGetLaunchRecord: launch {} is not kept ({} launches so far; "
+                             "the most recent 4096 are kept)", index, cuda_shim::module::launch_count());
+    copy_out(n, name, len);
+    return Errc::success;
+  });
 }

@@ -1,0 +1,440 @@
+// Driver entries: modules, libraries, kernels and functions (everything but launching).
+// Codes follow the real driver 580 (tools/probe/probe_module.h100.txt).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "abi/driver_api.hpp"
+#include "core/context.hpp"
+#include "core/driver.hpp"
+#include "module/attributes.hpp"
+#include "module/module.hpp"
+
+namespace cuda_shim::api {
+namespace {
+using module::Function;
+using module::Kernel;
+using module::Library;
+using module::Module;
+
+Errc find_module(CUmodule h, const char* api, std::shared_ptr<Module>& out) {
+  if (!(out = module::modules().find(h)))
+    return fail(Errc::invalid_handle, "{}: {} is not a loaded module", api, static_cast<void*>(h));
+  return Errc::success;
+}
+Errc find_library(CUlibrary h, const char* api, std::shared_ptr<Library>& out) {
+  if (!(out = module::libraries().find(h)))
+    return fail(Errc::invalid_handle, "{}: {} is not a loaded library", api, static_cast<void*>(h));
+  return Errc::success;
+}
+Errc find_kernel(CUkernel h, const char* api, std::shared_ptr<Kernel>& out, std::shared_ptr<Library>* lib = nullptr) {
+  out = module::kernels().find(h);
+  std::shared_ptr<Library> l = out ? out->library.lock() : nullptr;
+  if (!l) return fail(Errc::invalid_handle, "{}: {} is not a kernel of a loaded library", api, static_cast<void*>(h));
+  if (lib) *lib = std::move(l);
+  return Errc::success;
+}
+
+// Reads a whole file (cuModuleLoad, cuLibraryLoadFromFile).
+Errc read_file(const char* path, const char* api, std::vector<uint8_t>& out) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(Errc::file_not_found, "{}: cannot open '{}': {}", api, path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail(Errc::file_not_found, "{}: '{}' is not a regular file", api, path);
+  }
+  out.resize(static_cast<size_t>(st.st_size) + 1, 0);  // + a terminator, for PTX text
+  size_t got = 0;
+  while (got < static_cast<size_t>(st.st_size)) {
+    ssize_t n = ::read(fd, out.data() + got, st.st_size - got);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  out.resize(got + 1);
+  return Errc::success;
+}
+
+Errc module_load(CUmodule* pm, const void* image, size_t size, const char* api) {
+  TRY(need(pm, api, "module"));
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  TRY(need(image, api, "image"));
+  std::shared_ptr<Module> m;
+  TRY(module::load_module(image, size, ctx, api, m));
+  *pm = reinterpret_cast<CUmodule>(m.get());
+  return Errc::success;
+}
+
+Errc check_jit_options(unsigned n, const void* opts, const void* vals, const char* api) {
+  if (n && (!opts || !vals))
+    return fail(Errc::invalid_value, "{}: {} options given, but the option or value array is NULL", api, n);
+  return Errc::success;
+}
+
+Errc library_load(CUlibrary* pl, const void* code, size_t size, unsigned nj, const void* jo, const void* jv,
+                  unsigned nl, const void* lo, const void* lv, const char* api) {
+  TRY(Driver::get().require_init(api));
+  TRY(need(pl, api, "library"));
+  TRY(need(code, api, "code"));
+  TRY(check_jit_options(nj, jo, jv, api));
+  TRY(check_jit_options(nl, lo, lv, api));
+  std::shared_ptr<Library> lib;
+  TRY(module::load_library(code, size, api, lib));
+  *pl = reinterpret_cast<CUlibrary>(lib.get());
+  return Errc::success;
+}
+
+Errc global_of(const Module& m, const char* name, CUdeviceptr* dptr, size_t* bytes, const char* api) {
+  TRY(need(name, api, "name"));
+  const module::Variable* v = m.variable(name);
+  if (!v) return fail(Errc::not_found, "{}: the module has no global variable named '{}'", api, name);
+  if (dptr) *dptr = v->addr;
+  if (bytes) *bytes = v->desc->size;
+  return Errc::success;
+}
+
+Errc param_info(const module::KernelDesc& k, size_t i, size_t* off, size_t* size, const char* api) {
+  if (i >= k.params.size())
+    return fail(Errc::invalid_value, "{}: kernel '{}' has {} parameters; index {} is past the end", api, k.name,
+                k.params.size(), i);
+  if (off) *off = k.params[i].offset;
+  if (size) *size = k.params[i].size;
+  return Errc::success;
+}
+
+Errc kernel_in_current(const std::shared_ptr<Library>& lib, const Kernel& k, const char* api,
+                       std::shared_ptr<Function>& out) {
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  std::shared_ptr<Module> m;
+  TRY(lib->module_in(ctx, m, api));
+  out = m->functions[k.index];
+  return Errc::success;
+}
+
+}  // namespace
+
+// ---- modules -------------------------------------------------------------------------------
+Errc cuModuleLoadData(CUmodule* m, const void* image) noexcept { return module_load(m, image, 0, "cuModuleLoadData"); }
+Errc cuModuleLoadFatBinary(CUmodule* m, const void* fatCubin) noexcept {
+  return module_load(m, fatCubin, 0, "cuModuleLoadFatBinary");
+}
+Errc cuModuleLoadDataEx(CUmodule* m, const void* image, unsigned int n, CUjit_option* opts, void** vals) noexcept {
+  TRY(check_jit_options(n, opts, vals, "cuModuleLoadDataEx"));
+  return module_load(m, image, 0, "cuModuleLoadDataEx");
+}
+Errc cuModuleLoad(CUmodule* m, const char* fname) noexcept {
+  const char* api = "cuModuleLoad";
+  TRY(need(m, api, "module"));
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  TRY(need(fname, api, "fname"));
+  std::vector<uint8_t> bytes;
+  TRY(read_file(fname, api, bytes));
+  return module_load(m, bytes.data(), bytes.size(), api);
+}
+Errc cuModuleUnload(CUmodule h) noexcept {
+  TRY(Driver::get().require_init("cuModuleUnload"));
+  return module::unload_module(h, "cuModuleUnload");
+}
+Errc cuModuleGetFunction(CUfunction* pf, CUmodule h, const char* name) noexcept {
+  const char* api = "cuModuleGetFunction";
+  TRY(Driver::get().require_init(api));
+  TRY(need(pf, api, "hfunc"));
+  std::shared_ptr<Module> m;
+  TRY(find_module(h, api, m));
+  TRY(need(name, api, "name"));
+  const Function* f = m->function(name);
+  if (!f) return fail(Errc::not_found, "{}: the module has no kernel named '{}'", api, name);
+  *pf = reinterpret_cast<CUfunction>(const_cast<Function*>(f));
+  return Errc::success;
+}
+Errc cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule h, const char* name) noexcept {
+  const char* api = "cuModuleGetGlobal";
+  TRY(Driver::get().require_init(api));
+  std::shared_ptr<Module> m;
+  TRY(find_module(h, api, m));
+  return global_of(*m, name, dptr, bytes, api);
+}
+Errc cuModuleGetFunctionCount(unsigned int* count, CUmodule h) noexcept {
+  const char* api = "cuModuleGetFunctionCount";
+  TRY(Driver::get().require_init(api));
+  TRY(need(count, api, "count"));
+  std::shared_ptr<Module> m;
+  TRY(find_module(h, api, m));
+  *count = static_cast<unsigned>(m->functions.size());
+  return Errc::success;
+}
+Errc cuModuleEnumerateFunctions(CUfunction* fs, unsigned int n, CUmodule h) noexcept {
+  const char* api = "cuModuleEnumerateFunctions";
+  TRY(Driver::get().require_init(api));
+  TRY(need(fs, api, "functions"));
+  std::shared_ptr<Module> m;
+  TRY(find_module(h, api, m));
+  if (n > m->functions.size())
+    return fail(Errc::invalid_value, "{}: numFunctions {} is more than the module's {} functions", api, n,
+                m->functions.size());
+  for (unsigned i = 0; i < n; ++i) fs[i] = reinterpret_cast<CUfunction>(m->functions[i].get());
+  return Errc::success;
+}
+Errc cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) noexcept {
+  const char* api = "cuModuleGetLoadingMode";
+  TRY(Driver::get().require_init(api));
+  TRY(need(mode, api, "mode"));
+  const char* env = std::getenv("CUDA_MODULE_LOADING");
+  *mode = env && std::strcmp(env, "EAGER") == 0 ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING;
+  return Errc::success;
+}
+
+// ---- libraries -----------------------------------------------------------------------------
+Errc cuLibraryLoadData(CUlibrary* l, const void* code, CUjit_option* jo, void** jv, unsigned int nj,
+                       CUlibraryOption* lo, void** lv, unsigned int nl) noexcept {
+  return library_load(l, code, 0, nj, jo, jv, nl, lo, lv, "cuLibraryLoadData");
+}
+Errc cuLibraryLoadFromFile(CUlibrary* l, const char* file, CUjit_option* jo, void** jv, unsigned int nj,
+                           CUlibraryOption* lo, void** lv, unsigned int nl) noexcept {
+  const char* api = "cuLibraryLoadFromFile";
+  TRY(Driver::get().require_init(api));
+  TRY(need(l, api, "library"));
+  TRY(need(file, api, "fileName"));
+  std::vector<uint8_t> bytes;
+  TRY(read_file(file, api, bytes));
+  return library_load(l, bytes.data(), bytes.size(), nj, jo, jv, nl, lo, lv, api);
+}
+Errc cuLibraryUnload(CUlibrary h) noexcept {
+  TRY(Driver::get().require_init("cuLibraryUnload"));
+  return module::unload_library(h, "cuLibraryUnload");
+}
+Errc cuLibraryGetKernel(CUkernel* pk, CUlibrary h, const char* name) noexcept {
+  const char* api = "cuLibraryGetKernel";
+  TRY(Driver::get().require_init(api));
+  TRY(need(pk, api, "pKernel"));
+  std::shared_ptr<Library> lib;
+  TRY(find_library(h, api, lib));
+  TRY(need(name, api, "name"));
+  const Kernel* k = lib->kernel(name);
+  if (!k) return fail(Errc::not_found, "{}: the library has no kernel named '{}'", api, name);
+  *pk = reinterpret_cast<CUkernel>(const_cast<Kernel*>(k));
+  return Errc::success;
+}
+Errc cuLibraryGetKernelCount(unsigned int* count, CUlibrary h) noexcept {
+  const char* api = "cuLibraryGetKernelCount";
+  TRY(Driver::get().require_init(api));
+  TRY(need(count, api, "count"));
+  std::shared_ptr<Library> lib;
+  TRY(find_library(h, api, lib));
+  *count = static_cast<unsigned>(lib->kernels.size());
+  return Errc::success;
+}
+Errc cuLibraryEnumerateKernels(CUkernel* ks, unsigned int n, CUlibrary h) noexcept {
+  const char* api = "cuLibraryEnumerateKernels";
+  TRY(Driver::get().require_init(api));
+  TRY(need(ks, api, "kernels"));
+  std::shared_ptr<Library> lib;
+  TRY(find_library(h, api, lib));
+  if (n > lib->kernels.size())
+    return fail(Errc::invalid_value, "{}: numKernels {} is more than the library's {} kernels", api, n,
+                lib->kernels.size());
+  for (unsigned i = 0; i < n; ++i) ks[i] = reinterpret_cast<CUkernel>(lib->kernels[i].get());
+  return Errc::success;
+}
+Errc cuLibraryGetModule(CUmodule* pm, CUlibrary h) noexcept {
+  const char* api = "cuLibraryGetModule";
+  TRY(Driver::get().require_init(api));
+  TRY(need(pm, api, "pMod"));
+  std::shared_ptr<Library> lib;
+  TRY(find_library(h, api, lib));
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  std::shared_ptr<Module> m;
+  TRY(lib->module_in(ctx, m, api));
+  if (!module::modules().find(m.get())) module::modules().add(m);
+  *pm = reinterpret_cast<CUmodule>(m.get());
+  return Errc::success;
+}
+Errc cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary h, const char* name) noexcept {
+  const char* api = "cuLibraryGetGlobal";
+  TRY(Driver::get().require_init(api));
+  std::shared_ptr<Library> lib;
+  TRY(find_library(h, api, lib));
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  std::shared_ptr<Module> m;
+  TRY(lib->module_in(ctx, m, api));
+  return global_of(*m, name, dptr, bytes, api);
+}
+Errc cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary h, const char* name) noexcept {
+  const char* api = "cuLibraryGetManaged";
+  TRY(Driver::get().require_init(api));
+  std::shared_ptr<Library> lib;
+  TRY(find_library(h, api, lib));
+  TRY(need(name, api, "name"));
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  std::shared_ptr<Module> m;
+  TRY(lib->module_in(ctx, m, api));  // makes the managed variables on first use
+  const module::Variable* v = m->variable(name);
+  if (!v || v->desc->space != module::Space::managed)
+    return fail(Errc::not_found, "{}: the library has no __managed__ variable named '{}'{}", api, name,
+                v ? " (it is a __device__ or __constant__ variable: cuLibraryGetGlobal)" : "");
+  if (dptr) *dptr = v->addr;
+  if (bytes) *bytes = v->desc->size;
+  return Errc::success;
+}
+
+// ---- kernels -------------------------------------------------------------------------------
+Errc cuKernelGetFunction(CUfunction* pf, CUkernel h) noexcept {
+  const char* api = "cuKernelGetFunction";
+  TRY(Driver::get().require_init(api));
+  TRY(need(pf, api, "pFunc"));
+  std::shared_ptr<Kernel> k;
+  std::shared_ptr<Library> lib;
+  TRY(find_kernel(h, api, k, &lib));
+  std::shared_ptr<Function> f;
+  TRY(kernel_in_current(lib, *k, api, f));
+  *pf = reinterpret_cast<CUfunction>(f.get());
+  return Errc::success;
+}
+Errc cuKernelGetLibrary(CUlibrary* pl, CUkernel h) noexcept {
+  const char* api = "cuKernelGetLibrary";
+  TRY(Driver::get().require_init(api));
+  TRY(need(pl, api, "pLib"));
+  std::shared_ptr<Kernel> k;
+  std::shared_ptr<Library> lib;
+  TRY(find_kernel(h, api, k, &lib));
+  *pl = reinterpret_cast<CUlibrary>(lib.get());
+  return Errc::success;
+}
+Errc cuKernelGetName(const char** name, CUkernel h) noexcept {
+  const char* api = "cuKernelGetName";
+  TRY(Driver::get().require_init(api));
+  TRY(need(name, api, "name"));
+  std::shared_ptr<Kernel> k;
+  TRY(find_kernel(h, api, k));
+  *name = k->image->kernels[k->index].name.c_str();
+  return Errc::success;
+}
+Errc cuKernelGetParamInfo(CUkernel h, size_t i, size_t* off, size_t* size) noexcept {
+  const char* api = "cuKernelGetParamInfo";
+  TRY(Driver::get().require_init(api));
+  std::shared_ptr<Kernel> k;
+  TRY(find_kernel(h, api, k));
+  return param_info(k->image->kernels[k->index], i, off, size, api);
+}
+Errc cuKernelGetAttribute(int* pi, CUfunction_attribute a, CUkernel h, CUdevice dev) noexcept {
+  const char* api = "cuKernelGetAttribute";
+  TRY(Driver::get().require_init(api));
+  TRY(need(pi, api, "pi"));
+  std::shared_ptr<Kernel> k;
+  TRY(find_kernel(h, api, k));
+  Device* d = nullptr;
+  TRY(Driver::get().device(dev, d, api));
+  std::lock_guard lk(k->m);
+  return module::get_attribute(*k->image, k->image->kernels[k->index], k->settings, *d, a, *pi, api);
+}
+Errc cuKernelSetAttribute(CUfunction_attribute a, int v, CUkernel h, CUdevice dev) noexcept {
+  const char* api = "cuKernelSetAttribute";
+  TRY(Driver::get().require_init(api));
+  std::shared_ptr<Kernel> k;
+  TRY(find_kernel(h, api, k));
+  Device* d = nullptr;
+  TRY(Driver::get().device(dev, d, api));
+  std::lock_guard lk(k->m);
+  return module::set_attribute(k->image->kernels[k->index], k->settings, *d, a, v, api);
+}
+Errc cuKernelSetCacheConfig(CUkernel h, CUfunc_cache c, CUdevice dev) noexcept {
+  const char* api = "cuKernelSetCacheConfig";
+  TRY(Driver::get().require_init(api));
+  std::shared_ptr<Kernel> k;
+  TRY(find_kernel(h, api, k));
+  Device* d = nullptr;
+  TRY(Driver::get().device(dev, d, api));
+  TRY(module::check_cache_config(c, api));
+  std::lock_guard lk(k->m);
+  k->settings.cache = c;
+  return Errc::success;
+}
+
+// ---- functions -----------------------------------------------------------------------------
+Errc cuFuncGetAttribute(int* pi, CUfunction_attribute a, CUfunction h) noexcept {
+  const char* api = "cuFuncGetAttribute";
+  TRY(Driver::get().require_init(api));
+  TRY(need(pi, api, "pi"));
+  std::shared_ptr<Function> f;
+  TRY(module::resolve_function(h, api, f));
+  auto m = f->module.lock();
+  if (!m) return fail(Errc::invalid_handle, "{}: the function's module was unloaded", api);
+  std::lock_guard lk(f->m);
+  return module::get_attribute(*f->image, *f->desc, f->settings, *m->ctx->device(), a, *pi, api);
+}
+Errc cuFuncSetAttribute(CUfunction h, CUfunction_attribute a, int v) noexcept {
+  const char* api = "cuFuncSetAttribute";
+  TRY(Driver::get().require_init(api));
+  std::shared_ptr<Function> f;
+  TRY(module::resolve_function(h, api, f));
+  auto m = f->module.lock();
+  if (!m) return fail(Errc::invalid_handle, "{}: the function's module was unloaded", api);
+  std::lock_guard lk(f->m);
+  return module::set_attribute(*f->desc, f->settings, *m->ctx->device(), a, v, api);
+}
+Errc cuFuncSetCacheConfig(CUfunction h, CUfunc_cache c) noexcept {
+  const char* api = "cuFuncSetCacheConfig";
+  TRY(Driver::get().require_init(api));
+  std::shared_ptr<Function> f;
+  TRY(module::resolve_function(h, api, f));
+  TRY(module::check_cache_config(c, api));
+  std::lock_guard lk(f->m);
+  f->settings.cache = c;
+  return Errc::success;
+}
+Errc cuFuncGetName(const char** name, CUfunction h) noexcept {
+  const char* api = "cuFuncGetName";
+  TRY(Driver::get().require_init(api));
+  TRY(need(name, api, "name"));
+  std::shared_ptr<Function> f;
+  TRY(module::resolve_function(h, api, f));
+  *name = f->desc->name.c_str();
+  return Errc::success;
+}
+Errc cuFuncGetModule(CUmodule* pm, CUfunction h) noexcept {
+  const char* api = "cuFuncGetModule";
+  TRY(Driver::get().require_init(api));
+  TRY(need(pm, api, "hmod"));
+  std::shared_ptr<Function> f;
+  TRY(module::resolve_function(h, api, f));
+  auto m = f->module.lock();
+  if (!m) return fail(Errc::invalid_handle, "{}: the function's module was unloaded", api);
+  if (!module::modules().find(m.get())) module::modules().add(m);  // a library's module, now named
+  *pm = reinterpret_cast<CUmodule>(m.get());
+  return Errc::success;
+}
+Errc cuFuncGetParamInfo(CUfunction h, size_t i, size_t* off, size_t* size) noexcept {
+  const char* api = "cuFuncGetParamInfo";
+  TRY(Driver::get().require_init(api));
+  std::shared_ptr<Function> f;
+  TRY(module::resolve_function(h, api, f));
+  return param_info(*f->desc, i, off, size, api);
+}
+Errc cuFuncIsLoaded(CUfunctionLoadingState* state, CUfunction h) noexcept {
+  const char* api = "cuFuncIsLoaded";
+  TRY(Driver::get().require_init(api));
+  TRY(need(state, api, "state"));
+  std::shared_ptr<Function> f;
+  TRY(module::resolve_function(h, api, f));
+  *state = CU_FUNCTION_LOADING_STATE_LOADED;  // nothing to compile or upload here
+  return Errc::success;
+}
+Errc cuFuncLoad(CUfunction h) noexcept {
+  const char* api = "cuFuncLoad";
+  TRY(Driver::get().require_init(api));
+  std::shared_ptr<Function> f;
+  return module::resolve_function(h, api, f);
+}
+
+}  // namespace cuda_shim::api

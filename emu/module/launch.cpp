@@ -1,0 +1,222 @@
+// Kernel launches: cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel (and _ptsz).
+// Every argument is checked as the real driver checks it; then, since device code never
+// runs here, the launch policy decides (Config::skip_kernels, CUDA_SHIM_KERNELS): refuse with
+// CUDA_ERROR_NOT_SUPPORTED (the default; nothing sticky), or complete as a no-op in stream
+// order. Either way the launch is recorded for cuShimGetLaunchRecord.
+#include "module/launch.hpp"
+
+#include <array>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "abi/driver_api.hpp"
+#include "core/config.hpp"
+#include "core/context.hpp"
+#include "core/driver.hpp"
+#include "module/attributes.hpp"
+#include "module/module.hpp"
+
+namespace cuda_shim::module {
+namespace {
+
+struct Record {
+  std::string name;
+  unsigned grid[3], block[3], shared;
+  bool skipped;
+  uint64_t stream_id;
+};
+
+constexpr size_t kKept = 4096;
+
+struct Log {
+  std::mutex m;
+  uint64_t count = 0;
+  std::array<Record, kKept> ring;
+};
+Log& log() {
+  static auto* l = new Log;  // never destroyed: launches may come from threads outliving main
+  return *l;
+}
+
+void record(const KernelDesc& k, const LaunchArgs& a, bool skipped, uint64_t stream_id) {
+  Log& l = log();
+  std::lock_guard lk(l.m);
+  Record& r = l.ring[l.count % kKept];
+  r.name = k.name;
+  std::memcpy(r.grid, a.grid, sizeof r.grid);
+  std::memcpy(r.block, a.block, sizeof r.block);
+  r.shared = a.shared;
+  r.skipped = skipped;
+  r.stream_id = stream_id;
+  ++l.count;
+}
+
+Errc check_dims(const LaunchArgs& a, const KernelDesc& k, const FuncSettings& s, const Device& d, const char* api) {
+  static const char* axis = "xyz";
+  for (int i = 0; i < 3; ++i) {
+    if (a.grid[i] == 0 || a.block[i] == 0)
+      return fail(Errc::invalid_value, "{}: kernel '{}': {}Dim{} is 0 (every grid and block dimension must be at least 1)",
+                  api, k.name, a.grid[i] == 0 ? "grid" : "block", static_cast<char>('X' + i));
+    unsigned gmax = static_cast<unsigned>(d.attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + i));
+    if (a.grid[i] > gmax)
+      return fail(Errc::invalid_value, "{}: kernel '{}': gridDim.{} = {} exceeds the device's {}", api, k.name, axis[i],
+                  a.grid[i], gmax);
+    unsigned bmax = static_cast<unsigned>(d.attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + i));
+    if (a.block[i] > bmax)
+      return fail(Errc::invalid_value, "{}: kernel '{}': blockDim.{} = {} exceeds the device's {}", api, k.name,
+                  axis[i], a.block[i], bmax);
+  }
+  uint64_t threads = uint64_t{a.block[0]} * a.block[1] * a.block[2];
+  int most = max_threads(k, d);
+  if (threads > static_cast<uint64_t>(most))
+    return fail(Errc::invalid_value, "{}: kernel '{}': a block of {}x{}x{} = {} threads exceeds the {} this kernel "
+                "allows on device {}{}", api, k.name, a.block[0], a.block[1], a.block[2], threads, most, d.ordinal,
+                k.max_threads || k.reqntid[0] ? " (its __launch_bounds__ / .maxntid / .reqntid)" : "");
+  int shm = max_dynamic_shared(k, s, d);
+  if (a.shared > static_cast<unsigned>(shm))
+    return fail(Errc::invalid_value, "{}: kernel '{}': {} bytes of dynamic shared memory exceed the {} it may use "
+                "(raise CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES to opt in to more)", api, k.name, a.shared, shm);
+  return Errc::success;
+}
+
+// `extra`: CU_LAUNCH_PARAM_BUFFER_POINTER, ptr, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+// CU_LAUNCH_PARAM_END, in any order of the pairs.
+Errc check_extra(void** extra, const KernelDesc& k, const char* api) {
+  bool have_ptr = false, have_size = false;
+  for (size_t i = 0; i < 64; i += 2) {
+    void* key = extra[i];
+    if (key == CU_LAUNCH_PARAM_END) {
+      if (!have_ptr || !have_size)
+        return fail(Errc::invalid_value, "{}: kernel '{}': extra lacks CU_LAUNCH_PARAM_BUFFER_{}", api, k.name,
+                    have_ptr ? "SIZE" : "POINTER");
+      return Errc::success;
+    }
+    if (key == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+      have_ptr = true;
+    } else if (key == CU_LAUNCH_PARAM_BUFFER_SIZE) {
+      have_size = true;
+      auto* sz = static_cast<size_t*>(extra[i + 1]);
+      if (!sz) return fail(Errc::invalid_value, "{}: kernel '{}': CU_LAUNCH_PARAM_BUFFER_SIZE points at NULL", api, k.name);
+      if (*sz < k.param_bytes)
+        return fail(Errc::invalid_value, "{}: kernel '{}': the parameter buffer holds {} bytes; its parameters take {}",
+                    api, k.name, *sz, k.param_bytes);
+    } else {
+      return fail(Errc::invalid_value, "{}: kernel '{}': extra[{}] = {} is not a CU_LAUNCH_PARAM_* key", api, k.name, i,
+                  key);
+    }
+  }
+  return fail(Errc::invalid_value, "{}: kernel '{}': extra has no CU_LAUNCH_PARAM_END in its first 64 entries", api,
+              k.name);
+}
+
+}  // namespace
+
+Errc launch(CUfunction h, const LaunchArgs& a, const char* api) {
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  std::shared_ptr<Function> f;
+  TRY(resolve_function(h, api, f));
+  auto m = f->module.lock();
+  if (!m) return fail(Errc::invalid_handle, "{}: the function's module was unloaded", api);
+  if (m->ctx != ctx)
+    return fail(Errc::invalid_handle, "{}: kernel '{}' was loaded in context {}, not the current context {}", api,
+                f->desc->name, static_cast<void*>(m->ctx.get()), static_cast<void*>(ctx.get()));
+  const KernelDesc& k = *f->desc;
+  FuncSettings s;
+  {
+    std::lock_guard lk(f->m);
+    s = f->settings;
+  }
+  TRY(check_dims(a, k, s, *ctx->device(), api));
+  if (a.params && a.extra)
+    return fail(Errc::invalid_value, "{}: kernel '{}': kernelParams and extra are both given; pass one", api, k.name);
+  if (!a.params && !a.extra && !k.params.empty())
+    return fail(Errc::invalid_value, "{}: kernel '{}' takes {} parameters, but kernelParams and extra are both NULL",
+                api, k.name, k.params.size());
+  if (a.extra) TRY(check_extra(a.extra, k, api));
+  std::shared_ptr<Stream> st;
+  TRY(resolve_stream(a.stream, a.per_thread, api, st));
+  const bool skip = Config::get().skip_kernels;
+  record(k, a, skip, st->id());
+  if (!skip)
+    return fail(Errc::not_supported, "{}: kernel '{}' ({}x{}x{} blocks of {}x{}x{} threads) was not launched: cuda-shim "
+                "runs no device code. Set CUDA_SHIM_KERNELS=skip to complete launches as no-ops in stream order",
+                api, k.name, a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1], a.block[2]);
+  st->enqueue(nullptr, {}, true);  // a point in stream order: what follows waits for what came before
+  return Errc::success;
+}
+
+uint64_t launch_count() noexcept {
+  Log& l = log();
+  std::lock_guard lk(l.m);
+  return l.count;
+}
+
+bool launch_record(uint64_t index, CUshimLaunchRecord& out, std::string& name) {
+  Log& l = log();
+  std::lock_guard lk(l.m);
+  if (index >= l.count || l.count - index > kKept) return false;
+  const Record& r = l.ring[index % kKept];
+  std::memcpy(out.grid, r.grid, sizeof out.grid);
+  std::memcpy(out.block, r.block, sizeof out.block);
+  out.sharedMemBytes = r.shared;
+  out.skipped = r.skipped ? 1 : 0;
+  out.streamId = r.stream_id;
+  name = r.name;
+  return true;
+}
+
+}  // namespace cuda_shim::module
+
+namespace cuda_shim::api {
+namespace {
+using module::LaunchArgs;
+
+Errc launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned shm, CUstream s, void** params, void** extra, bool pt, const char* api) {
+  LaunchArgs a{{gx, gy, gz}, {bx, by, bz}, shm, s, params, extra, pt};
+  return module::launch(f, a, api);
+}
+
+Errc launch_ex(const CUlaunchConfig* c, CUfunction f, void** params, void** extra, bool pt, const char* api) {
+  TRY(need(c, api, "config"));
+  if (c->numAttrs && !c->attrs)
+    return fail(Errc::invalid_value, "{}: config->numAttrs is {} but config->attrs is NULL", api, c->numAttrs);
+  for (unsigned i = 0; i < c->numAttrs; ++i) {
+    const CUlaunchAttribute& at = c->attrs[i];
+    if (at.id < CU_LAUNCH_ATTRIBUTE_IGNORE || at.id >= CU_LAUNCH_ATTRIBUTE_MAX)
+      return fail(Errc::invalid_value, "{}: config->attrs[{}].id = {} is not a CUlaunchAttributeID", api, i,
+                  static_cast<int>(at.id));
+  }
+  LaunchArgs a{{c->gridDimX, c->gridDimY, c->gridDimZ}, {c->blockDimX, c->blockDimY, c->blockDimZ},
+               c->sharedMemBytes, c->hStream, params, extra, pt};
+  return module::launch(f, a, api);
+}
+
+}  // namespace
+
+Errc cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
+                    unsigned int bz, unsigned int shm, CUstream s, void** p, void** e) noexcept {
+  return launch_kernel(f, gx, gy, gz, bx, by, bz, shm, s, p, e, false, "cuLaunchKernel");
+}
+Errc cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                         unsigned int by, unsigned int bz, unsigned int shm, CUstream s, void** p, void** e) noexcept {
+  return launch_kernel(f, gx, gy, gz, bx, by, bz, shm, s, p, e, true, "cuLaunchKernel");
+}
+Errc cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                               unsigned int by, unsigned int bz, unsigned int shm, CUstream s, void** p) noexcept {
+  return launch_kernel(f, gx, gy, gz, bx, by, bz, shm, s, p, nullptr, false, "cuLaunchCooperativeKernel");
+}
+Errc cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                                    unsigned int by, unsigned int bz, unsigned int shm, CUstream s, void** p) noexcept {
+  return launch_kernel(f, gx, gy, gz, bx, by, bz, shm, s, p, nullptr, true, "cuLaunchCooperativeKernel");
+}
+Errc cuLaunchKernelEx(const CUlaunchConfig* c, CUfunction f, void** p, void** e) noexcept {
+  return launch_ex(c, f, p, e, false, "cuLaunchKernelEx");
+}
+Errc cuLaunchKernelEx_ptsz(const CUlaunchConfig* c, CUfunction f, void** p, void** e) noexcept {
+  return launch_ex(c, f, p, e, true, "cuLaunchKernelEx");
+}
+
+}  // namespace cuda_shim::api

@@ -1,0 +1,30 @@
+// Kernel launches (the launch policy) and the record of launches for cuShimGetLaunchRecord.
+#pragma once
+#include <cuda.h>
+#include <cuda_shim_ext.h>
+
+#include <cstdint>
+#include <string>
+
+#include "core/errc.hpp"
+
+namespace cuda_shim::module {
+
+struct LaunchArgs {
+  unsigned grid[3];
+  unsigned block[3];
+  unsigned shared;
+  CUstream stream;
+  void** params;
+  void** extra;
+  bool per_thread;  // _ptsz: a NULL stream is the per-thread default stream
+};
+
+// Checks a launch of h as the driver does, then refuses or skips it (Config::skip_kernels).
+Errc launch(CUfunction h, const LaunchArgs& a, const char* api);
+
+uint64_t launch_count() noexcept;
+// Launch `index` (0 = the process's first), if still kept.
+bool launch_record(uint64_t index, CUshimLaunchRecord& out, std::string& name);
+
+}  // namespace cuda_shim::module
