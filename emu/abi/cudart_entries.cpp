@@ -35,6 +35,10 @@ using cuda_shim::rt_bridge::rt;
   extern "C" __attribute__((visibility("default"))) cudaError_t CUDARTAPI name params { return rt().name args; }
 #include "abi/runtime_entries.def"
 #undef RT_ENTRY
+#define RT_HOST(ret, name, params, args) \
+  extern "C" __attribute__((visibility("default"))) ret CUDARTAPI name params { return rt().name args; }
+#include "abi/runtime_hosting.def"
+#undef RT_HOST
 
 extern "C" __attribute__((visibility("default"))) const char* CUDARTAPI cudaGetErrorName(cudaError_t e) {
   return rt().cudaGetErrorName(e);

@@ -14,7 +14,7 @@ namespace cuda_shim::rt_bridge {
 inline constexpr CUuuid kRuntimeTableId = {{static_cast<char>(0xc5), static_cast<char>(0xa1), static_cast<char>(0xe4),
                                             static_cast<char>(0xb2), 0x7d, 0x3f, 0x4e, 0x19, static_cast<char>(0x9b), 0x62,
                                             0x0f, static_cast<char>(0x8d), 0x2c, 0x7a, 0x5e, 0x31}};
-inline constexpr unsigned kRuntimeTableVersion = 1;
+inline constexpr unsigned kRuntimeTableVersion = 2;
 
 struct RuntimeTable {
   size_t size;
@@ -22,6 +22,9 @@ struct RuntimeTable {
 #define RT_ENTRY(name, params, args) cudaError_t (*name) params;
 #include "abi/runtime_entries.def"
 #undef RT_ENTRY
+#define RT_HOST(ret, name, params, args) ret (*name) params;
+#include "abi/runtime_hosting.def"
+#undef RT_HOST
   // Entries that do not return cudaError_t or must not touch the last error.
   cudaError_t (*not_supported)(const char* api);
   const char* (*cudaGetErrorName)(cudaError_t);

@@ -12,6 +12,11 @@ namespace cuda_shim::rtapi {
 #define RT_ENTRY(name, params, args) Errc name params noexcept;
 #include "abi/runtime_entries.def"
 #undef RT_ENTRY
+// The registration ABI's entries that return something else (they cannot fail loudly: the
+// generated code ignores their results, so failures surface at the first use of a symbol).
+#define RT_HOST(ret, name, params, args) ret name params noexcept;
+#include "abi/runtime_hosting.def"
+#undef RT_HOST
 
 // Per-thread last error, as the runtime keeps it.
 void set_last_error(Errc e) noexcept;

@@ -10,7 +10,8 @@ Driver list = `nm -D --defined-only <cuda>/lib64/stubs/libcuda.so` (CUDA 13.0)
             + the CUDA 13.3 logical endpoint entry points (LOGICAL_ENDPOINT below)
             + names only a real driver exports (--real-libcuda-syms: one name per line, or
               `nm -D` output, e.g. .probe/out/libcuda_syms.txt from a 580.x driver).
-Runtime list = every cuda* symbol of <cuda>/lib64/libcudart.so.13 (all under version node
+Runtime list = every cuda* symbol, and every __cuda* symbol that a header of the toolkit declares
+               (the registration ABI nvcc's generated code calls), of <cuda>/lib64/libcudart.so.13 (all under version node
 libcudart.so.13); functions whose return type is not cudaError_t (found by scanning the
 toolkit headers) become RT_SYM_SPECIAL.
 """
@@ -70,10 +71,11 @@ def header_return_types(cuda):
     quals = {"static", "__inline__", "inline", "__host__", "__device__", "__cudart_builtin__",
              "__CUDA_DEPRECATED", "extern", "CUDART_DEVICE"}
     decl = {}
-    for f in glob.glob(os.path.join(cuda, "include", "*.h")):
+    for f in glob.glob(os.path.join(cuda, "include", "*.h")) + glob.glob(os.path.join(cuda, "include", "crt", "*.h")):
         t = open(f, errors="replace").read()
         t = re.sub(r"/\*.*?\*/", "", t, flags=re.S)
         t = re.sub(r"//[^\n]*", "", t)
+        t = t.replace('extern "C"', "extern")  # crt/*.h declare the registration ABI so
         for m in re.finditer(r"(?:^|[;}\n])\s*([\w\s\*]+?)\s*\bCUDARTAPI\s+(\w+)\s*\(", t):
             toks = m.group(1).replace("*", " * ").split()
             if "__device__" in toks and "__host__" not in toks:
@@ -136,7 +138,7 @@ def write_runtime(out, cuda):
         if len(f) < 3 or f[1] == "A":
             continue
         name, _, ver = f[2].partition("@@")
-        if not name.startswith("cuda"):
+        if not name.startswith(("cuda", "__cuda")):
             continue
         if ver != "libcudart.so.13":
             sys.exit("unexpected version node for %s: %r" % (name, ver))
@@ -150,9 +152,13 @@ def write_runtime(out, cuda):
                   "cudaErrorNotSupported.\n// RT_SYM_SPECIAL(name): returns something else (type in the "
                   "comment); no generic stub, implemented by hand.")]
     specials = 0
+    undeclared = []
     for n in sorted(names):
         base = re.sub(r"_(ptsz|ptds)$", "", n)
         rets = decl.get(n) or decl.get(base)
+        if not rets and n.startswith("__cuda"):
+            undeclared.append(n)  # runtime-internal, called by no header's code: not exported
+            continue
         if not rets:
             sys.exit("no host declaration found for %s" % n)
         if rets == {"cudaError_t"}:
@@ -163,7 +169,8 @@ def write_runtime(out, cuda):
     open(os.path.join(out, "runtime_symbols.def"), "w").write("\n".join(lines) + "\n")
     others = sorted(set(l.split()[2].split("@")[0] for l in raw.splitlines()
                         if len(l.split()) >= 3 and l.split()[1] != "A" and not l.split()[2].startswith("cuda")))
-    print("runtime: %d names (%d special); not cuda*: %s" % (len(names), specials, " ".join(others)))
+    print("runtime: %d names (%d special); not cuda*: %s; __cuda* in no header (left out): %s"
+          % (len(names) - len(undeclared), specials, " ".join(others), " ".join(undeclared)))
 
 
 def main():

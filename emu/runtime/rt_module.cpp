@@ -1,0 +1,300 @@
+// Runtime entries over registered device code: launches (<<<>>>'s call configuration,
+// __cudaLaunchKernel, cudaLaunchKernel and friends), kernel attributes, and copies to and
+// from __device__/__constant__/__managed__ variables. Launches go to the driver's
+// cuLaunchKernel, whose launch policy decides what happens (device code never runs here).
+#include <cstring>
+#include <vector>
+
+#include "abi/driver_api.hpp"
+#include "abi/runtime_api.hpp"
+#include "module/module.hpp"
+#include "runtime/rt_register.hpp"
+#include "runtime/rt_state.hpp"
+
+namespace cuda_shim::rtapi {
+namespace {
+
+// <<<grid, block, shared, stream>>> pushes a configuration that the stub pops.
+struct CallConfig {
+  dim3 grid, block;
+  size_t shared;
+  cudaStream_t stream;
+};
+thread_local std::vector<CallConfig> t_configs;
+
+// The CUfunction (in the current context) that func names: a registered kernel stub, or a
+// cudaKernel_t / cudaFunction_t handle.
+Errc function_of(const void* func, const char* api, CUfunction& out) {
+  RT_TRY(rt::context(api));
+  if (!func) return fail(Errc::rt_invalid_device_function, "{}: func is NULL", api);
+  CUkernel k = nullptr;
+  if (rt::is_kernel_stub(func)) {
+    RT_TRY(rt::kernel_of(func, api, k));
+    return api::cuKernelGetFunction(&out, k);
+  }
+  if (module::kernels().find(func)) return api::cuKernelGetFunction(&out, static_cast<CUkernel>(const_cast<void*>(func)));
+  if (module::functions().find(func)) {
+    out = static_cast<CUfunction>(const_cast<void*>(func));
+    return Errc::success;
+  }
+  return fail(Errc::rt_invalid_device_function, "{}: {} is neither a __global__ function registered with the runtime "
+              "nor a cudaKernel_t / cudaFunction_t", api, func);
+}
+
+// The runtime checks the configuration itself and names a bad one cudaErrorInvalidConfiguration.
+Errc check_config(CUfunction f, dim3 g, dim3 b, const char* api) {
+  int dev = rt::current_device();
+  unsigned gd[3] = {g.x, g.y, g.z}, bd[3] = {b.x, b.y, b.z};
+  for (int i = 0; i < 3; ++i) {
+    int gmax = 0, bmax = 0;
+    RT_TRY(api::cuDeviceGetAttribute(&gmax, static_cast<CUdevice_attribute>(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + i), dev));
+    RT_TRY(api::cuDeviceGetAttribute(&bmax, static_cast<CUdevice_attribute>(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + i), dev));
+    if (gd[i] == 0 || bd[i] == 0 || gd[i] > static_cast<unsigned>(gmax) || bd[i] > static_cast<unsigned>(bmax))
+      return fail(Errc::rt_invalid_configuration, "{}: grid ({}, {}, {}) / block ({}, {}, {}): every dimension must be at "
+                  "least 1 and within the device's limits (grid {}, block {} in dimension {})", api, g.x, g.y, g.z, b.x,
+                  b.y, b.z, gmax, bmax, i);
+  }
+  int most = 0;
+  RT_TRY(api::cuFuncGetAttribute(&most, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f));
+  uint64_t threads = uint64_t{b.x} * b.y * b.z;
+  if (threads > static_cast<uint64_t>(most))
+    return fail(Errc::rt_invalid_configuration, "{}: a block of {} threads exceeds the {} this kernel allows", api,
+                threads, most);
+  return Errc::success;
+}
+
+Errc launch(CUfunction f, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t s, bool pt, const char* api) {
+  RT_TRY(check_config(f, g, b, api));
+  return pt ? api::cuLaunchKernel_ptsz(f, g.x, g.y, g.z, b.x, b.y, b.z, static_cast<unsigned>(shm), s, args, nullptr)
+            : api::cuLaunchKernel(f, g.x, g.y, g.z, b.x, b.y, b.z, static_cast<unsigned>(shm), s, args, nullptr);
+}
+
+Errc launch_func(const void* func, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t s, bool pt, const char* api) {
+  CUfunction f = nullptr;
+  RT_TRY(function_of(func, api, f));
+  return launch(f, g, b, args, shm, s, pt, api);
+}
+
+Errc launch_kernel_handle(cudaKernel_t k, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t s, bool pt,
+                          const char* api) {
+  RT_TRY(rt::context(api));
+  CUfunction f = nullptr;
+  RT_TRY(api::cuKernelGetFunction(&f, reinterpret_cast<CUkernel>(k)));
+  return launch(f, g, b, args, shm, s, pt, api);
+}
+
+Errc launch_ex(const cudaLaunchConfig_t* c, const void* func, void** args, bool pt, const char* api) {
+  RT_TRY(need(c, api, "config"));
+  return launch_func(func, c->gridDim, c->blockDim, args, c->dynamicSmemBytes, c->stream, pt, api);
+}
+
+// ---- symbols ---------------------------------------------------------------------------------
+Errc symbol_range(const void* symbol, size_t count, size_t offset, const char* api, CUdeviceptr& at) {
+  RT_TRY(rt::context(api));
+  rt::Symbol s;
+  RT_TRY(rt::symbol_of(symbol, api, s));
+  if (offset > s.size || count > s.size - offset)
+    return fail(Errc::invalid_value, "{}: offset {} + count {} runs past the end of '{}' ({} bytes)", api, offset, count,
+                s.name, s.size);
+  at = s.addr + offset;
+  return Errc::success;
+}
+
+Errc to_symbol(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind, bool async,
+               cudaStream_t s, bool pt, const char* api) {
+  CUdeviceptr at = 0;
+  RT_TRY(symbol_range(symbol, count, offset, api, at));
+  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+    return fail(Errc::rt_invalid_memcpy_direction, "{}: kind {} cannot copy to a symbol (HostToDevice, DeviceToDevice "
+                "or Default)", api, static_cast<int>(kind));
+  void* dst = reinterpret_cast<void*>(at);
+  if (!async) return pt ? rtapi::cudaMemcpy_ptds(dst, src, count, kind) : rtapi::cudaMemcpy(dst, src, count, kind);
+  return pt ? rtapi::cudaMemcpyAsync_ptsz(dst, src, count, kind, s) : rtapi::cudaMemcpyAsync(dst, src, count, kind, s);
+}
+
+Errc from_symbol(void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind, bool async,
+                 cudaStream_t s, bool pt, const char* api) {
+  CUdeviceptr at = 0;
+  RT_TRY(symbol_range(symbol, count, offset, api, at));
+  if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+    return fail(Errc::rt_invalid_memcpy_direction, "{}: kind {} cannot copy from a symbol (DeviceToHost, DeviceToDevice "
+                "or Default)", api, static_cast<int>(kind));
+  const void* src = reinterpret_cast<const void*>(at);
+  if (!async) return pt ? rtapi::cudaMemcpy_ptds(dst, src, count, kind) : rtapi::cudaMemcpy(dst, src, count, kind);
+  return pt ? rtapi::cudaMemcpyAsync_ptsz(dst, src, count, kind, s) : rtapi::cudaMemcpyAsync(dst, src, count, kind, s);
+}
+
+}  // namespace
+
+// ---- the call configuration and nvcc's launch stubs ------------------------------------------
+unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared, cudaStream_t stream) noexcept {
+  try {
+    t_configs.push_back({grid, block, shared, stream});
+    return 0;
+  } catch (...) {
+    return 1;
+  }
+}
+
+Errc __cudaPopCallConfiguration(dim3* grid, dim3* block, size_t* shared, void* stream) noexcept {
+  const char* api = "__cudaPopCallConfiguration";
+  if (t_configs.empty()) return fail(Errc::rt_missing_configuration, "{}: no <<<...>>> configuration was pushed", api);
+  CallConfig c = t_configs.back();
+  t_configs.pop_back();
+  if (grid) *grid = c.grid;
+  if (block) *block = c.block;
+  if (shared) *shared = c.shared;
+  if (stream) *static_cast<cudaStream_t*>(stream) = c.stream;
+  return Errc::success;
+}
+
+Errc __cudaGetKernel(cudaKernel_t* kernel, const void* hostFun) noexcept {
+  RT_TRY(need(kernel, "__cudaGetKernel", "kernel"));
+  CUkernel k = nullptr;
+  RT_TRY(rt::kernel_of(hostFun, "__cudaGetKernel", k));
+  *kernel = reinterpret_cast<cudaKernel_t>(k);
+  return Errc::success;
+}
+Errc __cudaLaunchKernel(cudaKernel_t k, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t s) noexcept {
+  return launch_kernel_handle(k, g, b, args, shm, s, false, "cudaLaunchKernel");
+}
+Errc __cudaLaunchKernel_ptsz(cudaKernel_t k, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t s) noexcept {
+  return launch_kernel_handle(k, g, b, args, shm, s, true, "cudaLaunchKernel");
+}
+
+// ---- launches --------------------------------------------------------------------------------
+Errc cudaLaunchKernel(const void* f, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t s) noexcept {
+  return launch_func(f, g, b, args, shm, s, false, "cudaLaunchKernel");
+}
+Errc cudaLaunchKernel_ptsz(const void* f, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t s) noexcept {
+  return launch_func(f, g, b, args, shm, s, true, "cudaLaunchKernel");
+}
+Errc cudaLaunchCooperativeKernel(const void* f, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t s) noexcept {
+  return launch_func(f, g, b, args, shm, s, false, "cudaLaunchCooperativeKernel");
+}
+Errc cudaLaunchCooperativeKernel_ptsz(const void* f, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t s) noexcept {
+  return launch_func(f, g, b, args, shm, s, true, "cudaLaunchCooperativeKernel");
+}
+Errc cudaLaunchKernelExC(const cudaLaunchConfig_t* c, const void* f, void** args) noexcept {
+  return launch_ex(c, f, args, false, "cudaLaunchKernelExC");
+}
+Errc cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* c, const void* f, void** args) noexcept {
+  return launch_ex(c, f, args, true, "cudaLaunchKernelExC");
+}
+
+// ---- kernels -----------------------------------------------------------------------------------
+Errc cudaGetKernel(cudaKernel_t* kernel, const void* entry) noexcept { return __cudaGetKernel(kernel, entry); }
+
+Errc cudaGetFuncBySymbol(cudaFunction_t* fp, const void* symbol) noexcept {
+  const char* api = "cudaGetFuncBySymbol";
+  RT_TRY(need(fp, api, "functionPtr"));
+  CUfunction f = nullptr;
+  RT_TRY(function_of(symbol, api, f));
+  *fp = reinterpret_cast<cudaFunction_t>(f);
+  return Errc::success;
+}
+
+Errc cudaFuncGetAttributes(cudaFuncAttributes* a, const void* func) noexcept {
+  const char* api = "cudaFuncGetAttributes";
+  RT_TRY(need(a, api, "attr"));
+  CUfunction f = nullptr;
+  RT_TRY(function_of(func, api, f));
+  int v[CU_FUNC_ATTRIBUTE_MAX] = {};
+  for (int i = 0; i < CU_FUNC_ATTRIBUTE_MAX; ++i)
+    RT_TRY(api::cuFuncGetAttribute(&v[i], static_cast<CUfunction_attribute>(i), f));
+  std::memset(a, 0, sizeof *a);
+  a->maxThreadsPerBlock = v[CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK];
+  a->sharedSizeBytes = static_cast<size_t>(v[CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES]);
+  a->constSizeBytes = static_cast<size_t>(v[CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES]);
+  a->localSizeBytes = static_cast<size_t>(v[CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES]);
+  a->numRegs = v[CU_FUNC_ATTRIBUTE_NUM_REGS];
+  a->ptxVersion = v[CU_FUNC_ATTRIBUTE_PTX_VERSION];
+  a->binaryVersion = v[CU_FUNC_ATTRIBUTE_BINARY_VERSION];
+  a->cacheModeCA = v[CU_FUNC_ATTRIBUTE_CACHE_MODE_CA];
+  a->maxDynamicSharedSizeBytes = v[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES];
+  a->preferredShmemCarveout = v[CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT];
+  a->clusterDimMustBeSet = v[CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET];
+  a->requiredClusterWidth = v[CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH];
+  a->requiredClusterHeight = v[CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT];
+  a->requiredClusterDepth = v[CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH];
+  a->clusterSchedulingPolicyPreference = v[CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE];
+  a->nonPortableClusterSizeAllowed = v[CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED];
+  return Errc::success;
+}
+
+Errc cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) noexcept {
+  CUfunction f = nullptr;
+  RT_TRY(function_of(func, "cudaFuncSetAttribute", f));
+  return api::cuFuncSetAttribute(f, static_cast<CUfunction_attribute>(attr), value);
+}
+
+Errc cudaFuncSetCacheConfig(const void* func, cudaFuncCache c) noexcept {
+  CUfunction f = nullptr;
+  RT_TRY(function_of(func, "cudaFuncSetCacheConfig", f));
+  return api::cuFuncSetCacheConfig(f, static_cast<CUfunc_cache>(c));
+}
+
+Errc cudaFuncGetName(const char** name, const void* func) noexcept {
+  RT_TRY(need(name, "cudaFuncGetName", "name"));
+  CUfunction f = nullptr;
+  RT_TRY(function_of(func, "cudaFuncGetName", f));
+  return api::cuFuncGetName(name, f);
+}
+
+Errc cudaFuncGetParamInfo(const void* func, size_t i, size_t* off, size_t* size) noexcept {
+  CUfunction f = nullptr;
+  RT_TRY(function_of(func, "cudaFuncGetParamInfo", f));
+  return api::cuFuncGetParamInfo(f, i, off, size);
+}
+
+// ---- symbols -----------------------------------------------------------------------------------
+Errc cudaGetSymbolAddress(void** p, const void* symbol) noexcept {
+  const char* api = "cudaGetSymbolAddress";
+  RT_TRY(need(p, api, "devPtr"));
+  RT_TRY(rt::context(api));
+  rt::Symbol s;
+  RT_TRY(rt::symbol_of(symbol, api, s));
+  *p = reinterpret_cast<void*>(s.addr);
+  return Errc::success;
+}
+
+Errc cudaGetSymbolSize(size_t* size, const void* symbol) noexcept {
+  const char* api = "cudaGetSymbolSize";
+  RT_TRY(need(size, api, "size"));
+  RT_TRY(rt::context(api));
+  rt::Symbol s;
+  RT_TRY(rt::symbol_of(symbol, api, s));
+  *size = s.size;
+  return Errc::success;
+}
+
+Errc cudaMemcpyToSymbol(const void* sym, const void* src, size_t n, size_t off, cudaMemcpyKind k) noexcept {
+  return to_symbol(sym, src, n, off, k, false, nullptr, false, "cudaMemcpyToSymbol");
+}
+Errc cudaMemcpyToSymbol_ptds(const void* sym, const void* src, size_t n, size_t off, cudaMemcpyKind k) noexcept {
+  return to_symbol(sym, src, n, off, k, false, nullptr, true, "cudaMemcpyToSymbol");
+}
+Errc cudaMemcpyFromSymbol(void* dst, const void* sym, size_t n, size_t off, cudaMemcpyKind k) noexcept {
+  return from_symbol(dst, sym, n, off, k, false, nullptr, false, "cudaMemcpyFromSymbol");
+}
+Errc cudaMemcpyFromSymbol_ptds(void* dst, const void* sym, size_t n, size_t off, cudaMemcpyKind k) noexcept {
+  return from_symbol(dst, sym, n, off, k, false, nullptr, true, "cudaMemcpyFromSymbol");
+}
+Errc cudaMemcpyToSymbolAsync(const void* sym, const void* src, size_t n, size_t off, cudaMemcpyKind k,
+                             cudaStream_t s) noexcept {
+  return to_symbol(sym, src, n, off, k, true, s, false, "cudaMemcpyToSymbolAsync");
+}
+Errc cudaMemcpyToSymbolAsync_ptsz(const void* sym, const void* src, size_t n, size_t off, cudaMemcpyKind k,
+                                  cudaStream_t s) noexcept {
+  return to_symbol(sym, src, n, off, k, true, s, true, "cudaMemcpyToSymbolAsync");
+}
+Errc cudaMemcpyFromSymbolAsync(void* dst, const void* sym, size_t n, size_t off, cudaMemcpyKind k,
+                               cudaStream_t s) noexcept {
+  return from_symbol(dst, sym, n, off, k, true, s, false, "cudaMemcpyFromSymbolAsync");
+}
+Errc cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* sym, size_t n, size_t off, cudaMemcpyKind k,
+                                    cudaStream_t s) noexcept {
+  return from_symbol(dst, sym, n, off, k, true, s, true, "cudaMemcpyFromSymbolAsync");
+}
+
+}  // namespace cuda_shim::rtapi
