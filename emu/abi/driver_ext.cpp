@@ -13,7 +13,7 @@
 #include "core/driver.hpp"
 #include "memory/address_space.hpp"
 #include "memory/array.hpp"
-include "memory/pool.hpp"
+#include "memory/pool.hpp"
 #include "module/launch.hpp"
 #include "vmm/vmm.hpp"
 

@@ -81,8 +81,14 @@ void Context::synchronize() {
   mem::pools_after_sync();
 }
 
+namespace {
+std::atomic<void (*)(const Context*)> g_teardown_hook{nullptr};
+}
+void set_context_teardown_hook(void (*hook)(const Context*)) noexcept { g_teardown_hook.store(hook); }
+
 void Context::teardown() {
   synchronize();
+  if (auto hook = g_teardown_hook.load()) hook(this);
   std::vector<std::shared_ptr<Stream>> gone;
   {
     std::lock_guard lk(m_);

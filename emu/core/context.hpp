@@ -88,4 +88,8 @@ Errc resolve_event(const void* h, const char* api, std::shared_ptr<Event>& out);
 // the documentation gives for CUDA calls from host functions (explained). Success elsewhere.
 Errc not_in_host_function(const char* api);
 
+// Called by teardown before a context's memory goes (cuCtxDestroy, primary release or reset), so
+// higher rooms can drop what they keep per context (loaded modules). One hook; set once.
+void set_context_teardown_hook(void (*hook)(const Context* ctx)) noexcept;
+
 }  // namespace cuda_shim

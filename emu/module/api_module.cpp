@@ -1,9 +1,10 @@
 // Driver entries: modules, libraries, kernels and functions (everything but launching).
-// Codes follow the real driver 580 (tools/probe/probe_module.h100.txt).
+// Codes follow the real driver 580 (tools/probe/probe_module.h200.txt, measured on H100 and H200).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -41,12 +42,14 @@ Errc find_kernel(CUkernel h, const char* api, std::shared_ptr<Kernel>& out, std:
 
 // Reads a whole file (cuModuleLoad, cuLibraryLoadFromFile).
 Errc read_file(const char* path, const char* api, std::vector<uint8_t>& out) {
+  if (!*path) return fail(Errc::invalid_value, "{}: the file name is empty", api);
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return fail(Errc::file_not_found, "{}: cannot open '{}': {}", api, path, std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
     ::close(fd);
-    return fail(Errc::file_not_found, "{}: '{}' is not a regular file", api, path);
+    // NVIDIA's driver reads a directory as a file of unknown size: CUDA_ERROR_OUT_OF_MEMORY.
+    return fail(Errc::out_of_memory, "{}: '{}' is a directory", api, path);
   }
   out.resize(static_cast<size_t>(st.st_size) + 1, 0);  // + a terminator, for PTX text
   size_t got = 0;
@@ -56,6 +59,7 @@ Errc read_file(const char* path, const char* api, std::vector<uint8_t>& out) {
     got += static_cast<size_t>(n);
   }
   ::close(fd);
+  if (got == 0) return fail(Errc::invalid_image, "{}: '{}' is empty", api, path);
   out.resize(got + 1);
   return Errc::success;
 }
@@ -65,6 +69,9 @@ Errc module_load(CUmodule* pm, const void* image, size_t size, const char* api) 
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
   TRY(need(image, api, "image"));
+  if (module::is_fatbin_wrapper(image))  // the driver's module loaders take the container only
+    return fail(Errc::invalid_image, "{}: this is nvcc's fat binary wrapper (magic 0x466243b1); cuModule* loaders take "
+                "the fat binary it points at (cuLibraryLoadData takes either)", api);
   std::shared_ptr<Module> m;
   TRY(module::load_module(image, size, ctx, api, m));
   *pm = reinterpret_cast<CUmodule>(m.get());
@@ -90,16 +97,29 @@ Errc library_load(CUlibrary* pl, const void* code, size_t size, unsigned nj, con
   return Errc::success;
 }
 
-Errc global_of(const Module& m, const char* name, CUdeviceptr* dptr, size_t* bytes, const char* api) {
+// cuModuleGetGlobal zeroes both outputs when the name is no variable; cuLibraryGetGlobal
+// leaves them (`clear_on_miss`). Both call a kernel's name CUDA_ERROR_INVALID_VALUE.
+Errc global_of(const Module& m, const char* name, CUdeviceptr* dptr, size_t* bytes, const char* api,
+               bool clear_on_miss) {
   TRY(need(name, api, "name"));
-  const module::Variable* v = m.variable(name);
-  if (!v) return fail(Errc::not_found, "{}: the module has no global variable named '{}'", api, name);
+  const module::Variable* v = *name ? m.variable(name) : nullptr;
+  if (!v) {
+    if (clear_on_miss) {
+      if (dptr) *dptr = 0;
+      if (bytes) *bytes = 0;
+    }
+    if (!*name) return fail(Errc::invalid_value, "{}: the name is empty", api);
+    if (m.function(name))
+      return fail(Errc::invalid_value, "{}: '{}' is a kernel, not a global variable (cuModuleGetFunction)", api, name);
+    return fail(Errc::not_found, "{}: the module has no global variable named '{}'", api, name);
+  }
   if (dptr) *dptr = v->addr;
   if (bytes) *bytes = v->desc->size;
   return Errc::success;
 }
 
 Errc param_info(const module::KernelDesc& k, size_t i, size_t* off, size_t* size, const char* api) {
+  TRY(need(off, api, "paramOffset"));  // paramSize may be NULL
   if (i >= k.params.size())
     return fail(Errc::invalid_value, "{}: kernel '{}' has {} parameters; index {} is past the end", api, k.name,
                 k.params.size(), i);
@@ -150,8 +170,12 @@ Errc cuModuleGetFunction(CUfunction* pf, CUmodule h, const char* name) noexcept 
   std::shared_ptr<Module> m;
   TRY(find_module(h, api, m));
   TRY(need(name, api, "name"));
+  if (!*name) return fail(Errc::invalid_value, "{}: the name is empty", api);
   const Function* f = m->function(name);
-  if (!f) return fail(Errc::not_found, "{}: the module has no kernel named '{}'", api, name);
+  if (!f) {
+    *pf = nullptr;
+    return fail(Errc::not_found, "{}: the module has no kernel named '{}'", api, name);
+  }
   *pf = reinterpret_cast<CUfunction>(const_cast<Function*>(f));
   return Errc::success;
 }
@@ -160,7 +184,8 @@ Errc cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule h, const ch
   TRY(Driver::get().require_init(api));
   std::shared_ptr<Module> m;
   TRY(find_module(h, api, m));
-  return global_of(*m, name, dptr, bytes, api);
+  if (!dptr && !bytes) return fail(Errc::invalid_value, "{}: dptr and bytes are both NULL", api);
+  return global_of(*m, name, dptr, bytes, api, /*clear_on_miss=*/true);
 }
 Errc cuModuleGetFunctionCount(unsigned int* count, CUmodule h) noexcept {
   const char* api = "cuModuleGetFunctionCount";
@@ -177,10 +202,12 @@ Errc cuModuleEnumerateFunctions(CUfunction* fs, unsigned int n, CUmodule h) noex
   TRY(need(fs, api, "functions"));
   std::shared_ptr<Module> m;
   TRY(find_module(h, api, m));
-  if (n > m->functions.size())
-    return fail(Errc::invalid_value, "{}: numFunctions {} is more than the module's {} functions", api, n,
-                m->functions.size());
-  for (unsigned i = 0; i < n; ++i) fs[i] = reinterpret_cast<CUfunction>(m->functions[i].get());
+  // The first min(numFunctions, count) handles, the image's kernels in reverse (a cubin lists
+  // them last one first; NVIDIA's driver gives a module's in source order); the rest of the
+  // array is left as it is.
+  const size_t count = m->functions.size();
+  for (size_t i = 0; i < std::min<size_t>(n, count); ++i)
+    fs[i] = reinterpret_cast<CUfunction>(m->functions[count - 1 - i].get());
   return Errc::success;
 }
 Errc cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) noexcept {
@@ -218,6 +245,7 @@ Errc cuLibraryGetKernel(CUkernel* pk, CUlibrary h, const char* name) noexcept {
   std::shared_ptr<Library> lib;
   TRY(find_library(h, api, lib));
   TRY(need(name, api, "name"));
+  TRY(lib->usable(api));
   const Kernel* k = lib->kernel(name);
   if (!k) return fail(Errc::not_found, "{}: the library has no kernel named '{}'", api, name);
   *pk = reinterpret_cast<CUkernel>(const_cast<Kernel*>(k));
@@ -238,10 +266,10 @@ Errc cuLibraryEnumerateKernels(CUkernel* ks, unsigned int n, CUlibrary h) noexce
   TRY(need(ks, api, "kernels"));
   std::shared_ptr<Library> lib;
   TRY(find_library(h, api, lib));
-  if (n > lib->kernels.size())
-    return fail(Errc::invalid_value, "{}: numKernels {} is more than the library's {} kernels", api, n,
-                lib->kernels.size());
-  for (unsigned i = 0; i < n; ++i) ks[i] = reinterpret_cast<CUkernel>(lib->kernels[i].get());
+  // The first min(numKernels, count) handles in the image's order (a cubin's: last kernel of
+  // the source first, as NVIDIA's driver lists a library's); the rest of the array is left.
+  for (size_t i = 0; i < std::min<size_t>(n, lib->kernels.size()); ++i)
+    ks[i] = reinterpret_cast<CUkernel>(lib->kernels[i].get());
   return Errc::success;
 }
 Errc cuLibraryGetModule(CUmodule* pm, CUlibrary h) noexcept {
@@ -250,6 +278,7 @@ Errc cuLibraryGetModule(CUmodule* pm, CUlibrary h) noexcept {
   TRY(need(pm, api, "pMod"));
   std::shared_ptr<Library> lib;
   TRY(find_library(h, api, lib));
+  TRY(lib->usable(api));
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
   std::shared_ptr<Module> m;
@@ -263,11 +292,12 @@ Errc cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary h, const cha
   TRY(Driver::get().require_init(api));
   std::shared_ptr<Library> lib;
   TRY(find_library(h, api, lib));
+  TRY(lib->usable(api));
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
   std::shared_ptr<Module> m;
   TRY(lib->module_in(ctx, m, api));
-  return global_of(*m, name, dptr, bytes, api);
+  return global_of(*m, name, dptr, bytes, api, /*clear_on_miss=*/false);
 }
 Errc cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary h, const char* name) noexcept {
   const char* api = "cuLibraryGetManaged";
@@ -275,6 +305,7 @@ Errc cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary h, const ch
   std::shared_ptr<Library> lib;
   TRY(find_library(h, api, lib));
   TRY(need(name, api, "name"));
+  TRY(lib->usable(api));
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
   std::shared_ptr<Module> m;
@@ -315,6 +346,7 @@ Errc cuKernelGetName(const char** name, CUkernel h) noexcept {
   const char* api = "cuKernelGetName";
   TRY(Driver::get().require_init(api));
   TRY(need(name, api, "name"));
+  TRY(need(h, api, "kernel"));
   std::shared_ptr<Kernel> k;
   TRY(find_kernel(h, api, k));
   *name = k->image->kernels[k->index].name.c_str();
@@ -323,6 +355,9 @@ Errc cuKernelGetName(const char** name, CUkernel h) noexcept {
 Errc cuKernelGetParamInfo(CUkernel h, size_t i, size_t* off, size_t* size) noexcept {
   const char* api = "cuKernelGetParamInfo";
   TRY(Driver::get().require_init(api));
+  TRY(need(h, api, "kernel"));
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
   std::shared_ptr<Kernel> k;
   TRY(find_kernel(h, api, k));
   return param_info(k->image->kernels[k->index], i, off, size, api);
@@ -345,8 +380,21 @@ Errc cuKernelSetAttribute(CUfunction_attribute a, int v, CUkernel h, CUdevice de
   TRY(find_kernel(h, api, k));
   Device* d = nullptr;
   TRY(Driver::get().device(dev, d, api));
-  std::lock_guard lk(k->m);
-  return module::set_attribute(k->image->kernels[k->index], k->settings, *d, a, v, api);
+  std::shared_ptr<Library> lib = k->library.lock();
+  {
+    std::lock_guard lk(k->m);
+    TRY(module::set_attribute(k->image->kernels[k->index], k->settings, *d, a, v, api));
+  }
+  // The setting applies to the kernel's function in every context that has one already.
+  if (lib) {
+    std::lock_guard ll(lib->m);
+    for (auto& [ctx, m] : lib->modules) {
+      Function& f = *m->functions[k->index];
+      std::lock_guard fl(f.m);
+      (void)module::set_attribute(*f.desc, f.settings, *d, a, v, api);
+    }
+  }
+  return Errc::success;
 }
 Errc cuKernelSetCacheConfig(CUkernel h, CUfunc_cache c, CUdevice dev) noexcept {
   const char* api = "cuKernelSetCacheConfig";
@@ -397,6 +445,7 @@ Errc cuFuncGetName(const char** name, CUfunction h) noexcept {
   const char* api = "cuFuncGetName";
   TRY(Driver::get().require_init(api));
   TRY(need(name, api, "name"));
+  TRY(need(h, api, "hfunc"));
   std::shared_ptr<Function> f;
   TRY(module::resolve_function(h, api, f));
   *name = f->desc->name.c_str();
@@ -406,6 +455,7 @@ Errc cuFuncGetModule(CUmodule* pm, CUfunction h) noexcept {
   const char* api = "cuFuncGetModule";
   TRY(Driver::get().require_init(api));
   TRY(need(pm, api, "hmod"));
+  TRY(need(h, api, "hfunc"));
   std::shared_ptr<Function> f;
   TRY(module::resolve_function(h, api, f));
   auto m = f->module.lock();
@@ -417,6 +467,7 @@ Errc cuFuncGetModule(CUmodule* pm, CUfunction h) noexcept {
 Errc cuFuncGetParamInfo(CUfunction h, size_t i, size_t* off, size_t* size) noexcept {
   const char* api = "cuFuncGetParamInfo";
   TRY(Driver::get().require_init(api));
+  TRY(need(h, api, "func"));
   std::shared_ptr<Function> f;
   TRY(module::resolve_function(h, api, f));
   return param_info(*f->desc, i, off, size, api);

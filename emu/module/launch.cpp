@@ -80,6 +80,37 @@ Errc check_dims(const LaunchArgs& a, const KernelDesc& k, const FuncSettings& s,
   return Errc::success;
 }
 
+// A thread block cluster (compute capability 9.0 and later): every dimension at least 1 and
+// dividing the grid's; at most 8 blocks (the portable size), or 16 where the function allows a
+// non-portable size. NVIDIA's H100 answers CUDA_ERROR_INVALID_CLUSTER_SIZE for each.
+Errc check_cluster(const LaunchArgs& a, const KernelDesc& k, const FuncSettings& s, const Device& d, const char* api) {
+  if (!a.has_cluster) return Errc::success;
+  const int cc = d.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  if (cc < 9 && (a.cluster[0] > 1 || a.cluster[1] > 1 || a.cluster[2] > 1))
+    return fail(Errc::invalid_cluster_size, "{}: kernel '{}': thread block clusters need compute capability 9.0; "
+                "device {} is {}.x", api, k.name, d.ordinal, cc);
+  uint64_t blocks = 1;
+  for (int i = 0; i < 3; ++i) {
+    if (a.cluster[i] == 0)
+      return fail(Errc::invalid_cluster_size, "{}: kernel '{}': clusterDim.{} is 0", api, k.name, "xyz"[i]);
+    if (a.grid[i] % a.cluster[i])
+      return fail(Errc::invalid_cluster_size, "{}: kernel '{}': gridDim.{} = {} is not a multiple of clusterDim.{} = {}",
+                  api, k.name, "xyz"[i], a.grid[i], "xyz"[i], a.cluster[i]);
+    blocks *= a.cluster[i];
+  }
+  const uint64_t most = s.non_portable_cluster ? 16 : 8;
+  if (blocks > most)
+    return fail(Errc::invalid_cluster_size, "{}: kernel '{}': a cluster of {}x{}x{} = {} blocks exceeds {}{}", api, k.name,
+                a.cluster[0], a.cluster[1], a.cluster[2], blocks, most,
+                s.non_portable_cluster ? " (the non-portable maximum)"
+                                       : " (the portable maximum; CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED "
+                                         "allows 16)");
+  return Errc::success;
+}
+
+// Whether `extra` holds nothing but CU_LAUNCH_PARAM_END (the driver treats it as absent).
+bool extra_empty(void** extra) { return !extra || extra[0] == CU_LAUNCH_PARAM_END; }
+
 // `extra`: CU_LAUNCH_PARAM_BUFFER_POINTER, ptr, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
 // CU_LAUNCH_PARAM_END, in any order of the pairs.
 Errc check_extra(void** extra, const KernelDesc& k, const char* api) {
@@ -98,9 +129,11 @@ Errc check_extra(void** extra, const KernelDesc& k, const char* api) {
       have_size = true;
       auto* sz = static_cast<size_t*>(extra[i + 1]);
       if (!sz) return fail(Errc::invalid_value, "{}: kernel '{}': CU_LAUNCH_PARAM_BUFFER_SIZE points at NULL", api, k.name);
-      if (*sz < k.param_bytes)
-        return fail(Errc::invalid_value, "{}: kernel '{}': the parameter buffer holds {} bytes; its parameters take {}",
-                    api, k.name, *sz, k.param_bytes);
+      // A shorter buffer is taken (the rest of the parameters are undefined); a longer one
+      // does not fit the kernel's parameter space.
+      if (*sz > k.param_bytes)
+        return fail(Errc::launch_out_of_resources, "{}: kernel '{}': the parameter buffer holds {} bytes; its "
+                    "parameters take {}", api, k.name, *sz, k.param_bytes);
     } else {
       return fail(Errc::invalid_value, "{}: kernel '{}': extra[{}] = {} is not a CU_LAUNCH_PARAM_* key", api, k.name, i,
                   key);
@@ -116,7 +149,7 @@ Errc launch(CUfunction h, const LaunchArgs& a, const char* api) {
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
   std::shared_ptr<Function> f;
-  TRY(resolve_function(h, api, f));
+  TRY(resolve_function(h, api, f, /*accept_kernel=*/true));
   auto m = f->module.lock();
   if (!m) return fail(Errc::invalid_handle, "{}: the function's module was unloaded", api);
   if (m->ctx != ctx)
@@ -129,12 +162,14 @@ Errc launch(CUfunction h, const LaunchArgs& a, const char* api) {
     s = f->settings;
   }
   TRY(check_dims(a, k, s, *ctx->device(), api));
-  if (a.params && a.extra)
+  const bool extra = !extra_empty(a.extra);
+  if (a.params && extra)
     return fail(Errc::invalid_value, "{}: kernel '{}': kernelParams and extra are both given; pass one", api, k.name);
-  if (!a.params && !a.extra && !k.params.empty())
+  if (!a.params && !extra && !k.params.empty())
     return fail(Errc::invalid_value, "{}: kernel '{}' takes {} parameters, but kernelParams and extra are both NULL",
                 api, k.name, k.params.size());
-  if (a.extra) TRY(check_extra(a.extra, k, api));
+  if (extra) TRY(check_extra(a.extra, k, api));
+  TRY(check_cluster(a, k, s, *ctx->device(), api));
   std::shared_ptr<Stream> st;
   TRY(resolve_stream(a.stream, a.per_thread, api, st));
   const bool skip = Config::get().skip_kernels;
@@ -191,6 +226,12 @@ Errc launch_ex(const CUlaunchConfig* c, CUfunction f, void** params, void** extr
   }
   LaunchArgs a{{c->gridDimX, c->gridDimY, c->gridDimZ}, {c->blockDimX, c->blockDimY, c->blockDimZ},
                c->sharedMemBytes, c->hStream, params, extra, pt};
+  for (unsigned i = 0; i < c->numAttrs; ++i)
+    if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+      const auto& cd = c->attrs[i].value.clusterDim;
+      a.cluster[0] = cd.x, a.cluster[1] = cd.y, a.cluster[2] = cd.z;
+      a.has_cluster = true;
+    }
   return module::launch(f, a, api);
 }
 

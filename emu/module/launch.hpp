@@ -18,6 +18,8 @@ struct LaunchArgs {
   void** params;
   void** extra;
   bool per_thread;  // _ptsz: a NULL stream is the per-thread default stream
+  unsigned cluster[3] = {0, 0, 0};  // cuLaunchKernelEx's CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+  bool has_cluster = false;
 };
 
 // Checks a launch of h as the driver does, then refuses or skips it (Config::skip_kernels).

@@ -42,6 +42,46 @@ int compute_capability(const Context& ctx) {
 
 namespace {
 
+void forget_functions(Module& m) {
+  for (auto& f : m.functions) functions().remove(f.get());
+}
+
+// A context is going: its modules, and what libraries made in it, go too (their memory is
+// released with the context's). A library loads again in the context's next life.
+void forget_context(const Context* ctx) noexcept {
+  try {
+    std::vector<std::shared_ptr<Module>> gone;
+    modules().for_each([&](const std::shared_ptr<Module>& m) {
+      if (m->ctx.get() == ctx && m->library.expired()) gone.push_back(m);
+    });
+    for (auto& m : gone) {
+      modules().remove(m.get());
+      forget_functions(*m);
+    }
+    std::vector<std::shared_ptr<Library>> libs;
+    libraries().for_each([&](const std::shared_ptr<Library>& l) { libs.push_back(l); });
+    for (auto& l : libs) {
+      std::lock_guard lk(l->m);
+      if (auto it = l->modules.find(ctx); it != l->modules.end()) {
+        modules().remove(it->second.get());
+        forget_functions(*it->second);
+        l->modules.erase(it);
+      }
+      if (l->managed_ctx == ctx) {
+        std::fill(l->managed.begin(), l->managed.end(), 0);
+        l->owned_managed.clear();
+        l->managed_ctx = nullptr;
+      }
+    }
+  } catch (...) {
+  }
+}
+
+void watch_contexts() {
+  static std::once_flag once;
+  std::call_once(once, [] { set_context_teardown_hook(&forget_context); });
+}
+
 // Writes a variable's initial bytes (the rest of it is already zero: fresh memory).
 void initialise(CUdeviceptr addr, const GlobalDesc& g) {
   if (g.init.empty() || !addr) return;
@@ -61,6 +101,7 @@ Errc make_managed(const std::shared_ptr<Context>& ctx, const GlobalDesc& g, cons
 // this module belongs to (its managed variables are shared), or null.
 Errc instantiate(const std::shared_ptr<const Image>& img, const std::shared_ptr<Context>& ctx, Library* lib,
                  const char* api, std::shared_ptr<Module>& out) {
+  watch_contexts();
   auto m = std::make_shared<Module>();
   m->image = img;
   m->ctx = ctx;
@@ -74,6 +115,7 @@ Errc instantiate(const std::shared_ptr<const Image>& img, const std::shared_ptr<
         if (!lib->managed[i]) {
           TRY(make_managed(ctx, g, api, lib->managed[i]));
           lib->owned_managed.push_back(lib->managed[i]);
+          lib->managed_ctx = ctx.get();
         }
         v.addr = lib->managed[i];
       } else {
@@ -93,6 +135,11 @@ Errc instantiate(const std::shared_ptr<const Image>& img, const std::shared_ptr<
     f->module = m;
     f->desc = &k;
     f->image = img;
+    if (lib) {  // what cuKernelSetAttribute set so far applies in this context too
+      const Kernel& kk = *lib->kernels[m->functions.size()];
+      std::lock_guard kl(const_cast<std::mutex&>(kk.m));
+      f->settings = kk.settings;
+    }
     m->functions.push_back(f);
   }
   for (auto& f : m->functions) functions().add(f);
@@ -108,9 +155,6 @@ Errc parse(const void* image, size_t size, int cc, const char* api, std::shared_
   return Errc::success;
 }
 
-void forget_functions(Module& m) {
-  for (auto& f : m.functions) functions().remove(f.get());
-}
 
 }  // namespace
 
@@ -134,7 +178,13 @@ Library::~Library() {
   for (CUdeviceptr p : owned_managed) mem::free_owned(p);
 }
 
+Errc Library::usable(const char* api) const {
+  if (deferred == Errc::success) return Errc::success;
+  return fail(deferred, "{}: the library's image could not be loaded: {}", api, deferred_why);
+}
+
 Errc Library::module_in(const std::shared_ptr<Context>& ctx, std::shared_ptr<Module>& out, const char* api) {
+  TRY(usable(api));
   std::lock_guard lk(m);
   auto it = modules.find(ctx.get());
   if (it != modules.end()) {
@@ -177,9 +227,16 @@ Errc load_library(const void* image, size_t size, const char* api, std::shared_p
   Device& d0 = drv.dev(0);
   const int cc = d0.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10 +
                  d0.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  if (!image) return fail(Errc::invalid_value, "{}: code is NULL", api);
   std::shared_ptr<const Image> img;
-  TRY(parse(image, size, cc, api, img));
   auto lib = std::make_shared<Library>();
+  if (Errc e = parse(image, size, cc, api, img); e != Errc::success) {
+    if (e == Errc::out_of_memory || e == Errc::invalid_value) return e;
+    lib->deferred = e;  // the driver says so when the library is first used
+    lib->deferred_why = explanation();
+    clear_explanation();
+    img = std::make_shared<Image>();
+  }
   lib->image = img;
   lib->managed.assign(img->globals.size(), 0);
   for (size_t i = 0; i < img->kernels.size(); ++i) {
@@ -221,7 +278,7 @@ Errc unload_library(CUlibrary h, const char* api) {
   return Errc::success;
 }
 
-Errc resolve_function(CUfunction h, const char* api, std::shared_ptr<Function>& out) {
+Errc resolve_function(CUfunction h, const char* api, std::shared_ptr<Function>& out, bool accept_kernel) {
   if (!h) return fail(Errc::invalid_handle, "{}: the function handle is NULL", api);
   if ((out = functions().find(h))) {
     if (out->module.expired())
@@ -229,6 +286,9 @@ Errc resolve_function(CUfunction h, const char* api, std::shared_ptr<Function>& 
     return Errc::success;
   }
   auto k = kernels().find(h);
+  if (k && !accept_kernel)
+    return fail(Errc::invalid_handle, "{}: {} is a CUkernel; this entry takes a CUfunction (cuKernelGetFunction gives "
+                "the kernel's function in the current context)", api, static_cast<void*>(h));
   if (!k)
     return fail(Errc::invalid_handle, "{}: {} is neither a loaded function (CUfunction) nor a kernel (CUkernel)", api,
                 static_cast<void*>(h));

@@ -83,6 +83,13 @@ class Library : public std::enable_shared_from_this<Library> {
   // __managed__ variables exist once per library (every context sees the same memory).
   std::vector<CUdeviceptr> managed;  // image->globals' order; 0 for the others and until made
   std::vector<CUdeviceptr> owned_managed;
+  const Context* managed_ctx = nullptr;  // the context whose memory holds them
+  // The driver loads a library's code lazily, in every loading mode: cuLibraryLoadData takes an
+  // image no device can use, and its getters give the image's error (CUDA_ERROR_INVALID_IMAGE,
+  // CUDA_ERROR_NO_BINARY_FOR_GPU, ...). Such a library has no kernels.
+  Errc deferred = Errc::success;
+  std::string deferred_why;
+  Errc usable(const char* api) const;
 
   ~Library();
   // This library's module in ctx, loaded on first use.
@@ -107,8 +114,9 @@ Errc unload_library(CUlibrary h, const char* api);
 // The compute capability (major*10+minor) of a context's device.
 int compute_capability(const Context& ctx);
 
-// Resolves a CUfunction argument: a module's function, or a CUkernel cast to CUfunction (the
-// driver accepts both), which names the kernel's function in the current context.
-Errc resolve_function(CUfunction h, const char* api, std::shared_ptr<Function>& out);
+// Resolves a CUfunction argument: a module's function or, where `accept_kernel` (the launches
+// do; cuFunc* entries answer CUDA_ERROR_INVALID_HANDLE), a CUkernel cast to CUfunction, which
+// names the kernel's function in the current context.
+Errc resolve_function(CUfunction h, const char* api, std::shared_ptr<Function>& out, bool accept_kernel = false);
 
 }  // namespace cuda_shim::module
