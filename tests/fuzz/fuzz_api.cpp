@@ -188,11 +188,6 @@ const std::map<std::string, std::vector<int>> kAllowed = {
     {"cuSignal/WaitExternalSemaphoresAsync", {V, H, NS}},
     {"cuDestroyExternalSemaphore", {V, H}},
     {"cuPointerGetAttribute/cuMemGetAddressRange", {V, NF}},
-    // Images: what cuModuleLoad*, cuLibrary*, cuFunc* and cuLaunchKernel answer on driver 580
-    // (tools/probe/probe_module.cu); NS is the launch policy's refusal.
-    {"cuModuleLoad/cuLibraryLoadFromFile",
-     {V, H, M, NF, CTX, NS, CUDA_ERROR_INVALID_IMAGE, CUDA_ERROR_NO_BINARY_FOR_GPU, CUDA_ERROR_INVALID_PTX,
-      CUDA_ERROR_UNSUPPORTED_PTX_VERSION, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_INVALID_CLUSTER_SIZE}},
     {"cudaMalloc", {cudaErrorInvalidValue, cudaErrorMemoryAllocation}},
     {"cudaFree", {cudaErrorInvalidValue}},
     {"cudaStreamCreateWithFlags", {cudaErrorInvalidValue}},
@@ -403,7 +398,7 @@ void destroyed(std::vector<H>& live, H h) {
 void step(Picker& pk) {
   FuzzedDataProvider& in = pk.in;
   const char* api = "?";
-  switch (in.ConsumeIntegralInRange(0, 48)) {
+  switch (in.ConsumeIntegralInRange(0, 47)) {
     case 0: {
       api = "cuMemAlloc";
       CUdeviceptr p = 0;
@@ -933,72 +928,6 @@ void step(Picker& pk) {
         size_t n = 0;
         check_cu(api, cuMemGetAddressRange(&base, &n, p));
       }
-      break;
-    }
-    case 47: {
-      // Device code images: a file (so the parser knows the size; cuModuleLoadData has none),
-      // starting like a fat binary, a cubin or PTX, then the fuzzer's bytes. Whatever loads is
-      // looked into, launched under the policy, and unloaded.
-      api = "cuModuleLoad/cuLibraryLoadFromFile";
-      static const unsigned char kFatbin[] = {0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0};
-      static const unsigned char kElf[] = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0x41};
-      static const char kPtx[] = ".version 9.0\n.target sm_90\n.address_size 64\n";
-      std::string img;
-      switch (in.ConsumeIntegralInRange(0, 3)) {
-        case 0: img.assign(reinterpret_cast<const char*>(kFatbin), sizeof kFatbin); break;
-        case 1: img.assign(reinterpret_cast<const char*>(kElf), sizeof kElf); break;
-        case 2: img.assign(kPtx); break;
-        default: break;
-      }
-      img += in.ConsumeRandomLengthString(512);
-      int fd = memfd_create("fuzz-image", MFD_CLOEXEC);
-      if (fd < 0) break;
-      if (::write(fd, img.data(), img.size()) != static_cast<ssize_t>(img.size())) {
-        ::close(fd);
-        break;
-      }
-      const std::string path = "/proc/self/fd/" + std::to_string(fd);
-      if (in.ConsumeBool()) {
-        CUmodule m = nullptr;
-        CUresult r = cuModuleLoad(&m, path.c_str());
-        check_cu(api, r);
-        if (r == CUDA_SUCCESS) {
-          unsigned n = 0;
-          check_cu(api, cuModuleGetFunctionCount(&n, m));
-          std::vector<CUfunction> fs(n);
-          if (n) check_cu(api, cuModuleEnumerateFunctions(fs.data(), n, m));
-          for (CUfunction f : fs) {
-            int v = 0;
-            check_cu(api, cuFuncGetAttribute(&v, static_cast<CUfunction_attribute>(in.ConsumeIntegralInRange(0, 16)), f));
-            size_t off = 0, sz = 0;
-            check_cu(api, cuFuncGetParamInfo(f, in.ConsumeIntegralInRange(0, 4), &off, &sz));
-            void* args[8] = {};
-            unsigned char argbuf[8][64] = {};
-            for (int i = 0; i < 8; ++i) args[i] = argbuf[i];
-            check_cu(api, cuLaunchKernel(f, in.ConsumeIntegralInRange(0, 3), 1, 1, in.ConsumeIntegralInRange(0, 1100),
-                                         1, 1, in.ConsumeIntegralInRange(0, 70000), pk.stream(), args, nullptr));
-          }
-          CUdeviceptr d = 0;
-          size_t bytes = 0;
-          check_cu(api, cuModuleGetGlobal(&d, &bytes, m, in.ConsumeRandomLengthString(8).c_str()));
-          check_cu(api, cuModuleUnload(m));
-        }
-      } else {
-        CUlibrary l = nullptr;
-        CUresult r = cuLibraryLoadFromFile(&l, path.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-        check_cu(api, r);
-        if (r == CUDA_SUCCESS) {
-          unsigned n = 0;
-          check_cu(api, cuLibraryGetKernelCount(&n, l));
-          CUmodule m = nullptr;
-          check_cu(api, cuLibraryGetModule(&m, l));
-          CUdeviceptr d = 0;
-          size_t bytes = 0;
-          check_cu(api, cuLibraryGetManaged(&d, &bytes, l, in.ConsumeRandomLengthString(8).c_str()));
-          check_cu(api, cuLibraryUnload(l));
-        }
-      }
-      ::close(fd);
       break;
     }
     default: {  // the runtime's forms of the same objects
