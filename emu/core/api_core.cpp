@@ -212,6 +212,20 @@ std::shared_ptr<Context> primary_of(Device& d) {
 }
 }  // namespace
 
+}  // namespace cuda_shim::api
+namespace cuda_shim {
+std::shared_ptr<Context> primary_context(int ordinal) {
+  Device* d = nullptr;
+  if (Driver::get().device(ordinal, d, "primary_context") != Errc::success) {
+    clear_explanation();
+    return nullptr;
+  }
+  std::lock_guard lk(d->primary_mutex);
+  return api::primary_of(*d);
+}
+}  // namespace cuda_shim
+namespace cuda_shim::api {
+
 Errc cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) noexcept {
   TRY(drv().require_init("cuDevicePrimaryCtxRetain"));
   TRY(need(pctx, "cuDevicePrimaryCtxRetain", "pctx"));

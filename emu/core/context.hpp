@@ -73,6 +73,9 @@ Context* current_context_raw();
 // current or it was destroyed, CUDA_ERROR_CONTEXT_IS_DESTROYED... per the real driver.
 Errc require_context(const char* api, std::shared_ptr<Context>& out);
 Errc require_context(const char* api, Context*& out);
+// Device `ordinal`'s primary context, made (inactive, not retained) if it does not exist yet:
+// for what the driver does without a current context (a library's managed variables).
+std::shared_ptr<Context> primary_context(int ordinal);
 
 // Resolve a CUstream argument: null means the current context's default stream
 // (legacy, or the per-thread one when `per_thread_default` is set: the _ptsz/_ptds

@@ -306,8 +306,12 @@ Errc cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary h, const ch
   TRY(find_library(h, api, lib));
   TRY(need(name, api, "name"));
   TRY(lib->usable(api));
-  std::shared_ptr<Context> ctx;
-  TRY(require_context(api, ctx));
+  // Managed variables belong to the library, not to a context: NVIDIA's driver answers with
+  // no context current (measured), and its runtime asks before it makes one current. They
+  // are then made in device 0's primary context.
+  std::shared_ptr<Context> ctx = current_context();
+  if (!ctx) ctx = primary_context(0);
+  if (!ctx) return fail(Errc::no_device, "{}: there is no device to hold the library's managed variables", api);
   std::shared_ptr<Module> m;
   TRY(lib->module_in(ctx, m, api));  // makes the managed variables on first use
   const module::Variable* v = m->variable(name);

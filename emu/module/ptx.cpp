@@ -570,7 +570,11 @@ Errc Parser::run(Image& img, Variant& variant) {
       size_t dot = v.find('.');
       if (tok().kind != Tok::number || dot == std::string_view::npos || dot == 0 || dot + 2 != v.size() || !digit(v[dot + 1]))
         return bad(at, fmt::format("bad .version '{}'", v));
-      img.ptx_version = std::atoi(std::string(v.substr(0, dot)).c_str()) * 10 + (v[dot + 1] - '0');
+      int major = 0;
+      for (char c : v.substr(0, dot)) {
+        if (!digit(c) || (major = major * 10 + (c - '0')) > 99) return bad(at, fmt::format("bad .version '{}'", v));
+      }
+      img.ptx_version = major * 10 + (v[dot + 1] - '0');
       version = true;
       ++i_;
     } else if (t.text == ".target") {
@@ -578,7 +582,12 @@ Errc Parser::run(Image& img, Variant& variant) {
       if (tok().kind != Tok::ident || !sm.starts_with("sm_") || sm.size() < 5 || !digit(sm[3]))
         return bad(at, fmt::format("bad .target '{}'", sm));
       variant = sm.ends_with("a") ? Variant::specific : sm.ends_with("f") ? Variant::family : Variant::plain;
-      img.arch = std::atoi(std::string(sm.substr(3)).c_str());
+      int arch = 0;
+      for (char c : sm.substr(3)) {  // sm_90, sm_90a, sm_100f: digits, then a variant letter
+        if (!digit(c)) break;
+        if ((arch = arch * 10 + (c - '0')) > 9999) return bad(at, fmt::format("bad .target '{}'", sm));
+      }
+      img.arch = arch;
       target = true;
       ++i_;
       while (is(",") && tok(1).kind == Tok::ident) i_ += 2;  // texmode_independent, debug, ...

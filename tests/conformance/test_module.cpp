@@ -674,6 +674,42 @@ TEST_CASE("cuLibraryGetKernel, cuLibraryGetKernelCount, cuLibraryEnumerateKernel
   CHECK_CU(cuLibraryEnumerateKernels(ks.data(), 2, nullptr), CUDA_ERROR_INVALID_HANDLE);
 }
 
+TEST_CASE("a library without a current context: what needs one and what does not", "[library][context]") {
+  conformance_primary_ctx();
+  // A thread of its own has no current context (NVIDIA's runtime asks for managed variables
+  // before it makes one current).
+  std::thread([] {
+    CUlibrary l = nullptr;
+    REQUIRE_CU(cuLibraryLoadData(&l, fatbin().data(), nullptr, nullptr, 0, nullptr, nullptr, 0), CUDA_SUCCESS);
+    unsigned n = 0;
+    CHECK_CU(cuLibraryGetKernelCount(&n, l), CUDA_SUCCESS);
+    CHECK(n == 8);
+    CUkernel k = nullptr;
+    REQUIRE_CU(cuLibraryGetKernel(&k, l, kExternC), CUDA_SUCCESS);
+    const char* name = nullptr;
+    CHECK_CU(cuKernelGetName(&name, k), CUDA_SUCCESS);
+    int regs = 0;
+    CHECK_CU(cuKernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, k, 0), CUDA_SUCCESS);
+    CHECK(regs > 0);
+    size_t off = 99, sz = 99;
+    CHECK_CU(cuKernelGetParamInfo(k, 0, &off, &sz), CUDA_ERROR_INVALID_CONTEXT);
+    CUfunction f = sentinel<CUfunction>();
+    CHECK_CU(cuKernelGetFunction(&f, k), CUDA_ERROR_INVALID_CONTEXT);
+    CHECK(f == sentinel<CUfunction>());
+    CUmodule m = sentinel<CUmodule>();
+    CHECK_CU(cuLibraryGetModule(&m, l), CUDA_ERROR_INVALID_CONTEXT);
+    CUdeviceptr d = 0;
+    size_t bytes = 0;
+    CHECK_CU(cuLibraryGetGlobal(&d, &bytes, l, "dvar"), CUDA_ERROR_INVALID_CONTEXT);
+    // Managed variables need no context.
+    CHECK_CU(cuLibraryGetManaged(&d, &bytes, l, "mvar"), CUDA_SUCCESS);
+    CHECK(bytes == 4);
+    CHECK(d != 0);
+    CHECK_CU(cuLibraryUnload(l), CUDA_SUCCESS);
+  }).join();
+  context_still_works();
+}
+
 TEST_CASE("cuLibraryGetModule, cuLibraryGetGlobal, cuLibraryGetManaged", "[library][global]") {
   conformance_primary_ctx();
   Library lib(fatbin().data());

@@ -60,6 +60,14 @@ struct Reservation {
 struct Sem {
   CUexternalSemaphore h;
   int object_fd;  // our end: cuShimExportableSemaphore*
+  // What lets a wait end. A wait no signal satisfies blocks its stream for good, and every
+  // synchronizing call after it (as on a GPU), so waits go only where they will end: on a
+  // handle imported as its fresh object's own type (`clean`), whose object no other import
+  // reached, for at most the lowest value signaled (timeline: a signal stores its value, and
+  // signals on several streams land in any order) or once per signal (binary).
+  bool clean = false, timeline = false;
+  unsigned long long floor = 0;  // timeline: the lowest value signaled, once `pending`
+  bool pending = false;          // a signal was enqueued (binary: and no wait consumed it)
 };
 
 struct State {
@@ -76,7 +84,8 @@ struct State {
   std::vector<std::vector<unsigned char>> blobs;  // 64-byte export data seen
   std::vector<void*> dead;                        // handles destroyed (any kind)
   std::vector<CUdeviceptr> dead_ptrs;
-  std::vector<int> sem_object_fds;                // to signal at cleanup (also in fds)
+  std::vector<int> sem_object_fds;
+  std::set<int> tainted_sem_objects;  // imported other than cleanly (see Sem)                // to signal at cleanup (also in fds)
 } S;
 
 // Baselines taken once the harness has set itself up.
@@ -857,8 +866,9 @@ void step(Picker& pk) {
     case 43: {
       api = "cuImportExternalSemaphore";
       int obj = -1;
-      bool timeline = in.ConsumeBool();
+      bool timeline = in.ConsumeBool(), fresh = false;
       if (in.ConsumeIntegralInRange(0, 3)) {
+        fresh = true;
         if (cuShimExportableSemaphoreCreate(&obj, timeline ? 1 : 0, 0) != CUDA_SUCCESS) die(api, "no semaphore object");
         keep_fd(obj);
         S.sem_object_fds.push_back(obj);
@@ -875,8 +885,11 @@ void step(Picker& pk) {
       CUexternalSemaphore s = nullptr;
       CUresult r = cuImportExternalSemaphore(&s, &d);
       check_cu(api, r);
+      const bool clean = fresh && d.type == (timeline ? CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD
+                                                      : CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD);
+      if (!clean) S.tainted_sem_objects.insert(obj);
       if (r == CUDA_SUCCESS) {
-        S.sems.push_back({s, obj});
+        S.sems.push_back({s, obj, clean, timeline});
       } else if (fd != obj && fd_open(fd)) {
         ::close(fd);  // a refused semaphore import leaves the fd to its caller
       }
@@ -884,9 +897,10 @@ void step(Picker& pk) {
     }
     case 44: {
       api = "cuSignal/WaitExternalSemaphoresAsync";
-      CUexternalSemaphore s = S.sems.empty() || !in.ConsumeIntegralInRange(0, 5)
-                                  ? static_cast<CUexternalSemaphore>(pk.dead())
-                                  : S.sems[in.ConsumeIntegral<size_t>() % S.sems.size()].h;
+      Sem* live = S.sems.empty() || !in.ConsumeIntegralInRange(0, 5)
+                      ? nullptr
+                      : &S.sems[in.ConsumeIntegral<size_t>() % S.sems.size()];
+      CUexternalSemaphore s = live ? live->h : static_cast<CUexternalSemaphore>(pk.dead());
       // Arrays of two (the count may be 0, 1 or 2): the second is the same semaphore.
       unsigned n = in.ConsumeIntegralInRange(0, 7) ? 1 : in.ConsumeIntegralInRange(0, 2);
       CUexternalSemaphore ss[2] = {s, s};
@@ -894,10 +908,28 @@ void step(Picker& pk) {
         CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS p[2] = {};
         p[0].params.fence.value = p[1].params.fence.value = in.ConsumeIntegralInRange<unsigned long long>(0, 64);
         p[0].flags = in.ConsumeIntegralInRange(0, 7) ? 0 : in.ConsumeIntegral<unsigned>();
-        check_cu(api, cuSignalExternalSemaphoresAsync(ss, p, n, pk.stream()));
+        CUresult r = cuSignalExternalSemaphoresAsync(ss, p, n, pk.stream());
+        check_cu(api, r);
+        if (r == CUDA_SUCCESS && n && live) {
+          live->floor = live->pending && live->timeline ? std::min(live->floor, p[0].params.fence.value)
+                                                        : p[0].params.fence.value;
+          live->pending = true;
+        }
       } else {
         CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS p[2] = {};
-        p[0].params.fence.value = p[1].params.fence.value = in.ConsumeIntegralInRange<unsigned long long>(0, 64);
+        // Only waits that will end (see Sem); others go to a handle that is not live.
+        const bool may_wait = live && live->clean && !S.tainted_sem_objects.count(live->object_fd) &&
+                              (live->timeline ? true : live->pending && n <= 1);
+        if (!may_wait) {
+          CUexternalSemaphore other = static_cast<CUexternalSemaphore>(pk.dead());
+          for (const Sem& x : S.sems)
+            if (x.h == other) other = nullptr;
+          ss[0] = ss[1] = other;
+        } else if (!live->timeline && n == 1) {
+          live->pending = false;
+        }
+        const unsigned long long most = may_wait && live->timeline ? (live->pending ? live->floor : 0) : 64;
+        p[0].params.fence.value = p[1].params.fence.value = in.ConsumeIntegralInRange<unsigned long long>(0, most);
         p[0].flags = in.ConsumeIntegralInRange(0, 7) ? 0 : in.ConsumeIntegral<unsigned>();
         check_cu(api, cuWaitExternalSemaphoresAsync(ss, p, n, pk.stream()));
       }

@@ -35,13 +35,21 @@ static const char* g_prog = "nvcc-test";
   } while (0)
 #define OK(call) EXPECT_ERR(call, cudaSuccess)
 
+// A symbol of the libcuda.so.1 this process loaded: NVIDIA's static runtime dlopens it
+// privately, so look in that library as well as in the global scope.
+static inline void* cuda_symbol(const char* name) {
+  if (void* p = dlsym(RTLD_DEFAULT, name)) return p;
+  void* h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  return h ? dlsym(h, name) : nullptr;
+}
+
 // Which libcuda this process runs on: only cuda-shim's exports cuShimGetVersion.
-static inline bool on_cuda_shim() { return dlsym(RTLD_DEFAULT, "cuShimGetVersion") != nullptr; }
+static inline bool on_cuda_shim() { return cuda_symbol("cuShimGetVersion") != nullptr; }
 
 // A cuda-shim extension entry point (nullptr on NVIDIA's driver).
 template <class F>
 static inline F shim_fn(const char* name) {
-  return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+  return reinterpret_cast<F>(cuda_symbol(name));
 }
 
 // CTest sets NVCC_TEST_EXPECT_SHIM=1: then running on anything but cuda-shim (NVIDIA's
