@@ -6,6 +6,7 @@
 #include "abi/runtime_api.hpp"
 #include "cuda_shim_ext.h"
 #include "external/external.hpp"
+#include "hosting/hosting.hpp"
 #include "memory/managed.hpp"
 #include "ipc/logical_endpoint.hpp"
 #include "ipc/registry.hpp"
@@ -74,15 +75,18 @@ extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI cuGetExportTa
       *ppExportTable = &cuda_shim::abi::kRuntimeTable;
       return Errc::success;
     }
+    // NVIDIA's private tables, the ones its own runtime asks for (emu/hosting, docs/dark-api.md).
+    if (const auto* t = cuda_shim::hosting::find_table(*pExportTableId)) {
+      *ppExportTable = t->table;
+      return Errc::success;
+    }
     *ppExportTable = nullptr;
-    // NVIDIA's private tables (used by NVIDIA's own runtime and tools) are not emulated.
     const auto* b = reinterpret_cast<const unsigned char*>(pExportTableId->bytes);
     std::string id;
     for (int i = 0; i < 16; ++i) id += fmt::format("{:02x}", b[i]);
-    return cuda_shim::fail(Errc::invalid_value, "cuGetExportTable: unknown export table id {} (NVIDIA's private "
-                           "tables are not emulated: a statically linked NVIDIA runtime, such as the one inside "
-                           "cuda.bindings.runtime, cannot run on cuda-shim; link cuda-shim's libcudart.so.13 "
-                           "instead)", id);
+    return cuda_shim::fail(Errc::invalid_value, "cuGetExportTable: unknown export table id {} (cuda-shim hosts the "
+                           "private tables NVIDIA's CUDA 13 runtime asks for, listed in docs/dark-api.md; this one "
+                           "is not among them)", id);
   }));
 }
 

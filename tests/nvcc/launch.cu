@@ -291,7 +291,7 @@ static void stream_order() {
 
 int main() {
   g_prog = "launch";
-  require_shim_if_asked();
+  require_shim_if_asked();  // loads the driver: on_cuda_shim() can tell from here on
   const char* policy = std::getenv("CUDA_SHIM_KERNELS");
   if (on_cuda_shim()) {
     if (!policy || !*policy || std::strcmp(policy, "refuse") == 0) {

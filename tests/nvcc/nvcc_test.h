@@ -59,6 +59,19 @@ static inline bool expect_shim() {
   return want && std::strcmp(want, "1") == 0;
 }
 static inline void require_shim_if_asked() {
+  // NVIDIA's static runtime loads libcuda.so.1 at its first call: make one.
+  int driver = 0;
+  (void)cudaDriverGetVersion(&driver);
+  // NVCC_TEST_RUNTIME_FROM=DIR: the runtime must be the libcudart in DIR (NVIDIA's, say).
+  if (const char* from = std::getenv("NVCC_TEST_RUNTIME_FROM")) {
+    Dl_info info{};
+    if (!dladdr(reinterpret_cast<void*>(&cudaGetDeviceCount), &info) || !info.dli_fname ||
+        std::strstr(info.dli_fname, from) != info.dli_fname) {
+      std::fprintf(stderr, "%s: FAILED: the runtime came from %s, not from %s\n", g_prog,
+                   info.dli_fname ? info.dli_fname : "?", from);
+      std::exit(2);
+    }
+  }
   if (expect_shim() && !on_cuda_shim()) {
     std::fprintf(stderr, "%s: FAILED: NVCC_TEST_EXPECT_SHIM=1 but this process did not load cuda-shim's libraries\n",
                  g_prog);

@@ -102,6 +102,8 @@ static int recv_fd(int sock) {
 static int child_main(int sock) {
   g_prog = "pool_ipc[child]";
   alarm(50);  // never outlives a hung test
+  int driver = 0;
+  OK(cudaDriverGetVersion(&driver));  // NVIDIA's runtime loads libcuda.so.1 at its first call
   int32_t shim = on_cuda_shim() ? 1 : 0;
   send_all(sock, &shim, sizeof shim);
   int fd = recv_fd(sock);
