@@ -146,25 +146,32 @@ struct IntegrityTable {
 };
 constexpr IntegrityTable kIntegrity = {words(3), &integrity_check, &undocumented<kIntegrityCheck, 2>};
 
-// f8cff951-2146-8b4e-b9e2-fb469e7c0dd9: asked for before cuInit; no slot is called.
+// f8cff951-2146-8b4e-b9e2-fb469e7c0dd9: asked for before cuInit. Runtime 13.5 calls slot 2 as
+// it loads kernels, with (1, 1, p, q); driver 580 then leaves p in the result register
+// (tests/nvcc/data/dark_api_580) and the runtime looks no further: this slot does the same.
+uintptr_t CUDAAPI runtime_init_slot2(uintptr_t, uintptr_t, uintptr_t p, uintptr_t) {
+  abi::driver_call("RUNTIME_INIT_F8CF[2]", [] { return Errc::success; });
+  return p;
+}
 struct RuntimeInit {
   uintptr_t size;
-  Stub s1, s2;
+  Stub s1;
+  uintptr_t(CUDAAPI* s2)(uintptr_t, uintptr_t, uintptr_t, uintptr_t);
 };
-constexpr RuntimeInit kRuntimeInitTable = {words(3), &undocumented<kRuntimeInit, 1>, &undocumented<kRuntimeInit, 2>};
+constexpr RuntimeInit kRuntimeInitTable = {words(3), &undocumented<kRuntimeInit, 1>, &runtime_init_slot2};
 
-// 21318c60-9714-3248-8ca6-41ff7324c8f2: asked for by runtimes 13.1 and later, 91 words long
-// (../shared/REAL_DRIVER.md); a program that uses memory only calls none of its slots.
+// 21318c60-9714-3248-8ca6-41ff7324c8f2: asked for by runtime 13.5; driver 580 gives 744 bytes
+// (tests/nvcc/data/dark_api_580); the programs recorded call none of its slots.
 template <int T, size_t... I>
 constexpr std::array<Stub, sizeof...(I)> undocumented_slots(std::index_sequence<I...>) {
   return {&undocumented<T, static_cast<int>(I) + 1>...};
 }
 struct Runtime135 {
   uintptr_t size;
-  std::array<Stub, 90> slots;
+  std::array<Stub, 92> slots;
 };
-static_assert(sizeof(Runtime135) == 91 * sizeof(void*));
-constexpr Runtime135 kRuntime135Table = {words(91), undocumented_slots<kRuntime135>(std::make_index_sequence<90>())};
+static_assert(sizeof(Runtime135) == 93 * sizeof(void*));
+constexpr Runtime135 kRuntime135Table = {words(93), undocumented_slots<kRuntime135>(std::make_index_sequence<92>())};
 
 }  // namespace
 
@@ -190,7 +197,7 @@ const TableInfo kTables[] = {
     {{0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e, 0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9},
      kNames[kRuntimeInit], &kRuntimeInitTable, 3},
     {{0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2},
-     kNames[kRuntime135], &kRuntime135Table, 91},
+     kNames[kRuntime135], &kRuntime135Table, 93},
 };
 }  // namespace
 
