@@ -1,7 +1,7 @@
-// Device code for the module conformance test (test_module.cpp): tests/CMakeLists.txt builds it
-// with nvcc into a fat binary, an sm_90 cubin, an sm_100 cubin and PTX. It is a copy of
-// tools/probe/probe_module_kernels.cu, whose images gave the measured answers the test asserts:
-// keep the two identical.
+// Device code for the module conformance test (test_module.cpp) and the module probe
+// (tools/probe/probe_module.cu, which #includes it so the runtime API sees the same kernels and
+// variables): tests/CMakeLists.txt and tools/probe/run_module_probe.sh build it with nvcc into a
+// fat binary, an sm_90 cubin, an sm_100 cubin and PTX.
 // Names (Itanium mangling) as the probe enumerates them:
 //   _Z7k_plaincid3S24Pi   _Z9k_boundedPi   _Z8k_sharedPi   _Z6k_tmplIiEvPT_S0_
 //   _Z6k_tmplIfEvPT_S0_   k_extern_c   _Z9k_globalsPi   _Z7k_emptyv

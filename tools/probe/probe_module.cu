@@ -3,7 +3,7 @@
 // symbol and launch calls (cudaMemcpyTo/FromSymbol, cudaGetSymbolAddress/Size,
 // cudaFuncGetAttributes, cudaLaunchKernel, <<<>>>, cudaGetFuncBySymbol, cudaFuncGetName,
 // cudaGetKernel). Not part of the build: tools/probe/run_module_probe.sh compiles it with
-// nvcc -arch=sm_90 on a GPU machine, together with the images of probe_module_kernels.cu
+// nvcc -arch=sm_90 on a GPU machine, together with the images of tests/conformance/module_kernels.cu
 // (a fat binary, an sm_90 cubin, an sm_100 cubin, PTX) that the driver sections load:
 //   probe_module IMAGE_DIR
 // One line per case: "case-name: CUDA_ERROR_NAME (value) [outputs]". Outputs never hold
@@ -15,7 +15,7 @@
 // sections ("name$": that one alone), PROBE_SKIP=text,... leaves out those containing text,
 // PROBE_ALARM=seconds bounds each. probe_module.h200.txt beside it is its output on an H200
 // (driver 580, CUDA 13.0); tools/probe/run_module_probe.sh runs it.
-#include "probe_module_kernels.cu"
+#include "../../tests/conformance/module_kernels.cu"
 
 #include <cuda.h>
 #include <cuda_runtime.h>

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the module probe and the module conformance test on a GPU machine (repository root):
 #   tools/probe/run_module_probe.sh [OUTDIR]      (default: $OUT)
-# Builds probe_module_kernels.cu's images (fat binary, sm_90 cubin, sm_100 cubin, PTX) and
+# Builds tests/conformance/module_kernels.cu's images (fat binary, sm_90 cubin, sm_100 cubin, PTX) and
 # probe_module.cu with the toolkit's nvcc, runs the probe (once as is, once with
 # CUDA_MODULE_LOADING=EAGER for the module/function/library sections), then builds
 # tests/conformance/test_module.cpp against NVIDIA's driver (CUDA_SHIM_BACKEND=real; Catch2's
@@ -19,7 +19,7 @@ log=$out/build.log
   "$nvcc" --version | tail -n 2
 } > "$log" 2>&1
 
-k=tools/probe/probe_module_kernels.cu
+k=tests/conformance/module_kernels.cu
 "$nvcc" -fatbin -arch=sm_90 $k -o $work/kernels.fatbin >> "$log" 2>&1
 "$nvcc" -cubin -arch=sm_90 $k -o $work/kernels.sm_90.cubin >> "$log" 2>&1
 "$nvcc" -cubin -arch=sm_100 $k -o $work/kernels.sm_100.cubin >> "$log" 2>&1
