@@ -93,10 +93,10 @@ Errc resolve(CUcontext h, const char* api, std::shared_ptr<Context>& out, CUcont
   return Errc::success;
 }
 
-}  // namespace
-
-CUresult CUDAAPI cls_put(CUcontext ctx, void* key, void* value, ClsDestructor dtor) {
-  static constexpr const char* api = "CONTEXT_LOCAL_STORAGE[0] (put)";
+// One storage call: the context it names, then `body(context, handle, its slots or null)` under
+// the lock; the destructors of values whose contexts are gone run afterwards, outside it.
+template <class Body>
+CUresult storage_call(const char* api, CUcontext ctx, Body body) {
   std::vector<Pending> pending;
   CUresult r = static_cast<CUresult>(abi::driver_call(api, [&]() -> Errc {
     std::shared_ptr<Context> c;
@@ -104,44 +104,38 @@ CUresult CUDAAPI cls_put(CUcontext ctx, void* key, void* value, ClsDestructor dt
     TRY(resolve(ctx, api, c, h));
     std::lock_guard lk(g_m);
     sweep(pending);
+    return body(c, h);
+  }));
+  run(pending);
+  return r;
+}
+
+}  // namespace
+
+CUresult CUDAAPI cls_put(CUcontext ctx, void* key, void* value, ClsDestructor dtor) {
+  return storage_call("CONTEXT_LOCAL_STORAGE[0] (put)", ctx, [&](const std::shared_ptr<Context>& c, CUcontext h) {
     Slots& s = table()[c->id()];
     s.ctx = c;
     s.handle = h;
     s.seen_active = s.seen_active || c->active();
     s.values[key] = Value{value, dtor};
     return Errc::success;
-  }));
-  run(pending);
-  return r;
+  });
 }
 
 CUresult CUDAAPI cls_delete(CUcontext ctx, void* key) {
-  static constexpr const char* api = "CONTEXT_LOCAL_STORAGE[1] (delete)";
-  std::vector<Pending> pending;
-  CUresult r = static_cast<CUresult>(abi::driver_call(api, [&]() -> Errc {
-    std::shared_ptr<Context> c;
-    CUcontext h = nullptr;
-    TRY(resolve(ctx, api, c, h));
-    std::lock_guard lk(g_m);
-    sweep(pending);
+  return storage_call("CONTEXT_LOCAL_STORAGE[1] (delete)", ctx, [&](const std::shared_ptr<Context>& c, CUcontext) {
     auto it = table().find(c->id());
     if (it != table().end()) it->second.values.erase(key);  // the caller's destructor is not run
     return Errc::success;
-  }));
-  run(pending);
-  return r;
+  });
 }
 
 CUresult CUDAAPI cls_get(void** value, CUcontext ctx, void* key) {
   static constexpr const char* api = "CONTEXT_LOCAL_STORAGE[2] (get)";
-  std::vector<Pending> pending;
-  CUresult r = static_cast<CUresult>(abi::driver_call(api, [&]() -> Errc {
-    TRY(need(value, api, "value"));
-    std::shared_ptr<Context> c;
-    CUcontext h = nullptr;
-    TRY(resolve(ctx, api, c, h));
-    std::lock_guard lk(g_m);
-    sweep(pending);
+  if (!value)  // checked before the context is looked at
+    return static_cast<CUresult>(abi::driver_call(api, [&] { return need(value, api, "value"); }));
+  return storage_call(api, ctx, [&](const std::shared_ptr<Context>& c, CUcontext h) -> Errc {
     auto it = table().find(c->id());
     if (it != table().end()) {
       auto v = it->second.values.find(key);
@@ -152,9 +146,7 @@ CUresult CUDAAPI cls_get(void** value, CUcontext ctx, void* key) {
     }
     // The real driver's answer for a key never put (the runtime then puts one).
     return fail(Errc::invalid_handle, "{}: context {} holds no value under key {}", api, static_cast<void*>(h), key);
-  }));
-  run(pending);
-  return r;
+  });
 }
 
 }  // namespace cuda_shim::hosting

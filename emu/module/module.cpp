@@ -42,7 +42,9 @@ int compute_capability(const Context& ctx) {
 
 namespace {
 
-void forget_functions(Module& m) {
+// A module leaves the registries: its handle and its functions' handles stop resolving.
+void forget(Module& m) {
+  modules().remove(&m);
   for (auto& f : m.functions) functions().remove(f.get());
 }
 
@@ -54,17 +56,13 @@ void forget_context(const Context* ctx) noexcept {
     modules().for_each([&](const std::shared_ptr<Module>& m) {
       if (m->ctx.get() == ctx && m->library.expired()) gone.push_back(m);
     });
-    for (auto& m : gone) {
-      modules().remove(m.get());
-      forget_functions(*m);
-    }
+    for (auto& m : gone) forget(*m);
     std::vector<std::shared_ptr<Library>> libs;
     libraries().for_each([&](const std::shared_ptr<Library>& l) { libs.push_back(l); });
     for (auto& l : libs) {
       std::lock_guard lk(l->m);
       if (auto it = l->modules.find(ctx); it != l->modules.end()) {
-        modules().remove(it->second.get());
-        forget_functions(*it->second);
+        forget(*it->second);
         l->modules.erase(it);
       }
       if (l->managed_ctx == ctx) {
@@ -136,8 +134,8 @@ Errc instantiate(const std::shared_ptr<const Image>& img, const std::shared_ptr<
     f->desc = &k;
     f->image = img;
     if (lib) {  // what cuKernelSetAttribute set so far applies in this context too
-      const Kernel& kk = *lib->kernels[m->functions.size()];
-      std::lock_guard kl(const_cast<std::mutex&>(kk.m));
+      Kernel& kk = *lib->kernels[m->functions.size()];
+      std::lock_guard kl(kk.m);
       f->settings = kk.settings;
     }
     m->functions.push_back(f);
@@ -258,8 +256,7 @@ Errc unload_module(CUmodule h, const char* api) {
   if (!m->library.expired())  // a library's module lives and dies with its library
     return fail(Errc::invalid_handle, "{}: module {} belongs to a library: cuLibraryUnload unloads it", api,
                 static_cast<void*>(h));
-  modules().remove(h);
-  forget_functions(*m);
+  forget(*m);
   if (m->ctx) m->ctx->synchronize();  // launches in flight may still name its functions
   return Errc::success;
 }
@@ -270,8 +267,7 @@ Errc unload_library(CUlibrary h, const char* api) {
   for (auto& k : lib->kernels) kernels().remove(k.get());
   std::lock_guard lk(lib->m);
   for (auto& [ctx, m] : lib->modules) {
-    modules().remove(m.get());
-    forget_functions(*m);
+    forget(*m);
     if (m->ctx) m->ctx->synchronize();
   }
   lib->modules.clear();
