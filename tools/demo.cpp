@@ -33,6 +33,9 @@ void CUDART_CB on_stream_done(void* user_data) {
 }  // namespace
 
 int main() {
+  // Line-buffered even into a pipe, so our lines and the emulator's explanations (stderr,
+  // unbuffered) come out in the order they happen: `cuda-shim-demo 2>&1 | less` reads right.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   // 1. Which devices are there?
   int count = 0;
   CHECK(cudaGetDeviceCount(&count));

@@ -76,6 +76,20 @@ check "info summary" 0 sh -c "'$shim' info --driver-version 13.0 >'$tmp/info' &&
   grep -q '^GPU 0: .* (UUID: $uuid)\$' '$tmp/info' &&
   grep -q '^  Total memory: *[1-9][0-9]* MiB' '$tmp/info' &&
   grep -q '^  PCI bus id: *[0-9a-fA-F]\{4,8\}:[0-9a-fA-F]\{2\}:[0-9a-fA-F]\{2\}\.[0-7]\$' '$tmp/info'"
+check "info takes its options in any order" 0 sh -c "'$shim' info -L --devices 3 >'$tmp/list3' &&
+  test \$(wc -l <'$tmp/list3') = 3"
+check "info: option without its value refused" 2 "$shim" info -L --devices
+check "info: unknown option reaches cuda-shim-info and is refused" 2 "$shim" info -L --bogus
+check "out-of-range device count names the valid range" 0 sh -c "CUDA_SHIM_DEVICES=99 '$shim' info -L 2>'$tmp/err' >/dev/null;
+  grep -q \"CUDA_SHIM_DEVICES: devices = '99' is not a device count: 0 to 64 are valid (keeping 1)\" '$tmp/err'"
+check "bad driver version names the valid form" 0 sh -c "CUDA_SHIM_DRIVER_VERSION=13.x '$shim' info -L 2>'$tmp/err' >/dev/null;
+  grep -q \"CUDA_SHIM_DRIVER_VERSION: driver_version = '13.x' is not a driver version\" '$tmp/err'"
+# The demo through a pipe: the explanation of its deliberate error comes right before the line
+# that reports that error, and a trace starts with the program's own first call.
+check "demo's explanation in order through a pipe" 0 sh -c "'$shim' run --explain -- '$bin/cuda-shim-demo' 2>&1 |
+  grep -B1 '^deliberate error:' | head -1 | grep -q '^cuda-shim: cudaMemcpy -> cudaErrorInvalidMemcpyDirection'"
+check "trace shows no call of the emulator to itself" 0 sh -c "'$shim' run --trace -- '$bin/cuda-shim-demo' 2>&1 >/dev/null |
+  head -1 | grep -qx 'cuda-shim: cudaGetDeviceCount -> success'"
 check "info reports a newer driver version" 0 sh -c "'$shim' info --driver-version 13030 |
   grep -q '^Driver Version: 13.3 (cuDriverGetVersion 13030)'"
 

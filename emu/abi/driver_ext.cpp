@@ -68,13 +68,16 @@ using cuda_shim::Errc;
 
 extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI cuGetExportTable(const void** ppExportTable,
                                                                                    const CUuuid* pExportTableId) {
+  // Our libcudart asking libcuda for the runtime inside it is the emulator talking to itself:
+  // answered outside the call wrapper, so it never shows in traces or explanations.
+  if (ppExportTable && pExportTableId &&
+      std::memcmp(pExportTableId, &cuda_shim::rt_bridge::kRuntimeTableId, sizeof(CUuuid)) == 0) {
+    *ppExportTable = &cuda_shim::abi::kRuntimeTable;
+    return CUDA_SUCCESS;
+  }
   return static_cast<CUresult>(cuda_shim::abi::driver_call("cuGetExportTable", [&]() -> Errc {
     if (!ppExportTable || !pExportTableId)
       return cuda_shim::fail(Errc::invalid_value, "cuGetExportTable: ppExportTable and pExportTableId must not be NULL");
-    if (std::memcmp(pExportTableId, &cuda_shim::rt_bridge::kRuntimeTableId, sizeof(CUuuid)) == 0) {
-      *ppExportTable = &cuda_shim::abi::kRuntimeTable;
-      return Errc::success;
-    }
     // NVIDIA's private tables, the ones its own runtime asks for (emu/hosting, docs/dark-api.md).
     if (const auto* t = cuda_shim::hosting::find_table(*pExportTableId)) {
       *ppExportTable = t->table;

@@ -1,6 +1,7 @@
 #include "core/config.hpp"
 
 #include <cstdlib>
+#include <utility>
 #include <fstream>
 #include <sstream>
 
@@ -29,6 +30,11 @@ bool parse_u64(const std::string& v, uint64_t& out) {
 
 constexpr int kMaxDevices = 64;
 
+// "file:line" for a configuration file, the variable's name for the environment.
+std::string where(const std::string& origin, int lineno) {
+  return origin.rfind("CUDA_SHIM_", 0) == 0 ? origin : fmt::format("{}:{}", origin, lineno);
+}
+
 }  // namespace
 
 void Config::apply_file_text(const std::string& text, const std::string& origin) {
@@ -42,15 +48,24 @@ void Config::apply_file_text(const std::string& text, const std::string& origin)
     if (line.empty()) continue;
     auto eq = line.find('=');
     if (eq == std::string::npos) {
-      warnings.push_back(fmt::format("{}:{}: expected key = value", origin, lineno));
+      warnings.push_back(fmt::format("{}: expected key = value", where(origin, lineno)));
       continue;
     }
     std::string key = trim(line.substr(0, eq)), val = trim(line.substr(eq + 1));
     uint64_t n = 0;
-    if (key == "devices" && parse_u64(val, n) && n >= 0 && n <= kMaxDevices) {
-      devices = static_cast<int>(n);
-    } else if (key == "driver_version" && parse_u64(val, n) && n >= 1000 && n < 100000) {
-      driver_version = static_cast<int>(n);
+    if (key == "devices") {
+      if (parse_u64(val, n) && n <= kMaxDevices)
+        devices = static_cast<int>(n);
+      else  // say what would have been accepted, and what is used instead
+        warnings.push_back(fmt::format("{}: devices = '{}' is not a device count: 0 to {} are valid (keeping {})",
+                                       where(origin, lineno), val, kMaxDevices, devices));
+    } else if (key == "driver_version") {
+      if (parse_u64(val, n) && n >= 1000 && n < 100000)
+        driver_version = static_cast<int>(n);
+      else
+        warnings.push_back(fmt::format("{}: driver_version = '{}' is not a driver version: 1000 to 99999 as "
+                                       "cuDriverGetVersion reports it (13030 for 13.3) are valid (keeping {})",
+                                       where(origin, lineno), val, driver_version));
     } else if (key == "explain") {
       explain = parse_bool(val);
     } else if (key == "trace") {
@@ -66,7 +81,7 @@ void Config::apply_file_text(const std::string& text, const std::string& origin)
       auto dot = key.find('.', 7);
       uint64_t idx = 0;
       if (dot == std::string::npos || !parse_u64(key.substr(7, dot - 7), idx) || idx >= kMaxDevices) {
-        warnings.push_back(fmt::format("{}:{}: bad device key '{}'", origin, lineno, key));
+        warnings.push_back(fmt::format("{}: bad device key '{}'", where(origin, lineno), key));
         continue;
       }
       if (device.size() <= idx) device.resize(idx + 1);
@@ -76,25 +91,26 @@ void Config::apply_file_text(const std::string& text, const std::string& origin)
       else if (field == "numa_id" && parse_u64(val, n) && n < 1024) device[idx].numa_id = static_cast<int>(n);
       else if (field == "concurrent_managed_access") device[idx].concurrent_managed_access = parse_bool(val) ? 1 : 0;
       else if (field == "pageable_memory_access") device[idx].pageable_memory_access = parse_bool(val) ? 1 : 0;
-      else warnings.push_back(fmt::format("{}:{}: bad device field '{}'", origin, lineno, key));
+      else warnings.push_back(fmt::format("{}: bad device field '{}'", where(origin, lineno), key));
     } else {
-      warnings.push_back(fmt::format("{}:{}: unknown or invalid setting '{}'", origin, lineno, line));
+      warnings.push_back(fmt::format("{}: unknown or invalid setting '{}'", where(origin, lineno), line));
     }
   }
 }
 
 void Config::apply_env() {
-  std::string text;
-  if (const char* v = std::getenv("CUDA_SHIM_DEVICES")) text += fmt::format("devices = {}\n", v);
-  if (const char* v = std::getenv("CUDA_SHIM_DRIVER_VERSION")) text += fmt::format("driver_version = {}\n", v);
-  if (const char* v = std::getenv("CUDA_SHIM_EXPLAIN")) text += fmt::format("explain = {}\n", v);
-  if (const char* v = std::getenv("CUDA_SHIM_TRACE")) text += fmt::format("trace = {}\n", v);
-  if (const char* v = std::getenv("CUDA_SHIM_CONCURRENT_MANAGED_ACCESS"))
-    text += fmt::format("concurrent_managed_access = {}\n", v);
-  if (const char* v = std::getenv("CUDA_SHIM_PAGEABLE_MEMORY_ACCESS"))
-    text += fmt::format("pageable_memory_access = {}\n", v);
-  if (const char* v = std::getenv("CUDA_SHIM_KERNELS")) text += fmt::format("kernels = {}\n", v);
-  apply_file_text(text, "environment");
+  // One variable at a time, so a complaint names the variable rather than a line.
+  static constexpr std::pair<const char*, const char*> kVars[] = {
+      {"CUDA_SHIM_DEVICES", "devices"},
+      {"CUDA_SHIM_DRIVER_VERSION", "driver_version"},
+      {"CUDA_SHIM_EXPLAIN", "explain"},
+      {"CUDA_SHIM_TRACE", "trace"},
+      {"CUDA_SHIM_CONCURRENT_MANAGED_ACCESS", "concurrent_managed_access"},
+      {"CUDA_SHIM_PAGEABLE_MEMORY_ACCESS", "pageable_memory_access"},
+      {"CUDA_SHIM_KERNELS", "kernels"},
+  };
+  for (const auto& [var, key] : kVars)
+    if (const char* v = std::getenv(var)) apply_file_text(fmt::format("{} = {}\n", key, v), var);
 }
 
 void Config::finalize() {
