@@ -6,6 +6,8 @@
 //   cuda-shim-info -L    one line per device
 #include <cuda.h>
 
+#include "abi/nvml_table.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -97,6 +99,23 @@ int main(int argc, char** argv) {
   if (!ok(cuDriverGetVersion(&driver), "cuDriverGetVersion")) return 1;
   if (!ok(cuDeviceGetCount(&count), "cuDeviceGetCount")) return 1;
 
+  // Who uses the devices, as nvidia-smi shows it: read through the table our NVML uses (it makes
+  // no context, so this tool is not listed itself).
+  const void* table = nullptr;
+  if (cuGetExportTable(&table, &cuda_shim::nvml_bridge::kNvmlTableId) != CUDA_SUCCESS) table = nullptr;
+  auto print_usage = [t = static_cast<const cuda_shim::nvml_bridge::NvmlTable*>(table)](int ordinal) {
+    cuda_shim::nvml_bridge::DeviceInfo info{};
+    if (!t || !t->device(ordinal, &info)) return;
+    cuda_shim::nvml_bridge::ProcessInfo procs[64];
+    uint64_t used = 0;
+    int n = t->processes(ordinal, procs, 64, &used);
+    std::printf("  Memory used:           %llu MiB of %llu MiB (every process)\n",
+                static_cast<unsigned long long>(used >> 20), static_cast<unsigned long long>(info.total_mem >> 20));
+    std::printf("  Processes:             %d\n", n < 0 ? 0 : n);
+    for (int k = 0; k < n && k < 64; ++k)
+      std::printf("    pid %-10u %llu MiB\n", procs[k].pid, static_cast<unsigned long long>(procs[k].bytes >> 20));
+  };
+
   bool all_good = true;
   if (list_only) {
     for (int i = 0; i < count; ++i) {
@@ -149,6 +168,7 @@ int main(int argc, char** argv) {
     std::printf("  PCI bus id:            %s\n", bus);
     if (mem_ok)
       std::printf("  Total memory:          %zu MiB (%zu bytes)\n", bytes >> 20, bytes);
+    print_usage(i);
     std::printf("  Compute capability:    %d.%d\n", major, minor);
     std::printf("  Host NUMA node:        %d\n", numa);
     std::printf("  Memory pools:          %s (IPC handle types mask %d)\n", yes_no(pools),

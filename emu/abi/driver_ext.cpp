@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "abi/call.hpp"
+#include "abi/nvml_table.hpp"
 #include "abi/rt_table.hpp"
 #include "abi/runtime_api.hpp"
 #include "cuda_shim_ext.h"
@@ -64,6 +65,10 @@ const rt_bridge::RuntimeTable kRuntimeTable = {
 }  // namespace
 }  // namespace cuda_shim::abi
 
+namespace cuda_shim::nvml_bridge {
+extern const NvmlTable kNvmlTable;  // driver_nvml.cpp
+}
+
 using cuda_shim::Errc;
 
 extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI cuGetExportTable(const void** ppExportTable,
@@ -73,6 +78,12 @@ extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI cuGetExportTa
   if (ppExportTable && pExportTableId &&
       std::memcmp(pExportTableId, &cuda_shim::rt_bridge::kRuntimeTableId, sizeof(CUuuid)) == 0) {
     *ppExportTable = &cuda_shim::abi::kRuntimeTable;
+    return CUDA_SUCCESS;
+  }
+  // Likewise our libnvidia-ml.so.1 (emu/nvml) reading the devices and their users.
+  if (ppExportTable && pExportTableId &&
+      std::memcmp(pExportTableId, &cuda_shim::nvml_bridge::kNvmlTableId, sizeof(CUuuid)) == 0) {
+    *ppExportTable = &cuda_shim::nvml_bridge::kNvmlTable;
     return CUDA_SUCCESS;
   }
   return static_cast<CUresult>(cuda_shim::abi::driver_call("cuGetExportTable", [&]() -> Errc {

@@ -5,6 +5,7 @@
 #include "abi/driver_api.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "core/usage.hpp"
 
 namespace cuda_shim::api {
 
@@ -236,6 +237,7 @@ Errc cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) noexcept {
   if (d->primary_refcount++ == 0) {
     ctx->set_flags(d->primary_flags | 0x8);  // CU_CTX_MAP_HOST is always on
     ctx->set_active(true);
+    usage::context_live(d->ordinal, +1, "cuDevicePrimaryCtxRetain");  // now visible to other processes
   }
   *pctx = reinterpret_cast<CUcontext>(ctx.get());
   return Errc::success;
@@ -250,6 +252,7 @@ Errc cuDevicePrimaryCtxRelease_v2(CUdevice dev) noexcept {
   if (--d->primary_refcount == 0) {
     d->primary->teardown();
     d->primary->set_active(false);
+    usage::context_live(d->ordinal, -1, "cuDevicePrimaryCtxRelease");
   }
   return Errc::success;
 }
@@ -262,6 +265,7 @@ Errc cuDevicePrimaryCtxReset_v2(CUdevice dev) noexcept {
     d->primary->teardown();
     d->primary->set_active(false);
   }
+  if (d->primary_refcount > 0) usage::context_live(d->ordinal, -1, "cuDevicePrimaryCtxReset");
   d->primary_refcount = 0;
   d->primary_flags = 0;
   return Errc::success;
@@ -306,6 +310,7 @@ Errc cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsigned int fla
   void* h = contexts().add(ctx);
   ctx_stack().push_back(h);
   *pctx = static_cast<CUcontext>(h);
+  usage::context_live(d->ordinal, +1, "cuCtxCreate");
   return Errc::success;
 }
 
@@ -320,6 +325,7 @@ Errc cuCtxDestroy_v2(CUcontext h) noexcept {
   ctx->teardown();
   contexts().remove(h);
   ctx->retire();
+  usage::context_live(ctx->ordinal(), -1, "cuCtxDestroy");
   auto& st = ctx_stack();
   if (!st.empty() && st.back() == h) st.pop_back();
   return Errc::success;

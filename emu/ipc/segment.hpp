@@ -28,6 +28,7 @@
 
 #include "ipc/endpoint_layout.hpp"
 #include "ipc/registry.hpp"
+#include "memory/address_space.hpp"
 
 namespace cuda_shim::ipc::seg {
 
@@ -42,12 +43,18 @@ constexpr uint32_t kEvents = 1024;
 
 enum : uint32_t { kFree = 0, kLive = 1, kTomb = 2, kOrphan = 3 /* events only: the exporter is gone */ };
 
+constexpr int kUsageDevices = mem::kMaxChargedDevices;
+
 struct ProcSlot {
   int32_t pid;
   uint32_t state;   // kFree / kLive
   uint64_t start;   // /proc/<pid>/stat starttime: tells a live pid from a reused one
   int32_t channel;  // IMEX channel, -1 none
   uint32_t pad;
+  // What the process uses of each device (usage.cpp), written by it alone through atomic_ref:
+  // device memory charged (mem::charged, not rounded) and its live contexts.
+  uint64_t charged[kUsageDevices];
+  uint32_t contexts[kUsageDevices];
 };
 
 struct RecordSlot {
@@ -146,6 +153,9 @@ class Segment {
       }
       if (why.empty()) {
         s = seg;
+        attached_ptr().store(seg, std::memory_order_release);
+        // From now on others read this process's device memory in its slot.
+        mem::set_charge_mirror(seg->L()->procs[seg->my_slot()].charged);
         std::atexit([] { s->detach(); });
       } else {
         delete seg;
@@ -154,6 +164,39 @@ class Segment {
     if (!s) e = fail(Errc::out_of_memory, "{}: cannot attach the shared registry segment '{}': {}", api,
                      default_name(), why);
     return s;
+  }
+
+  // This process's attachment when it has one (never attaches).
+  static Segment* attached() { return attached_ptr().load(std::memory_order_acquire); }
+
+  // A read-only look at the segment for a process that does not take part (NVML must not count
+  // itself as a process): maps it without taking a process slot. Null with the reason when no
+  // segment exists (no process uses the emulator) or it cannot be read. The caller owns it.
+  static std::unique_ptr<Segment> observe(std::string& why) {
+    std::unique_ptr<Segment> o(new Segment());
+    o->name_ = default_name();
+    try {
+      bip::shared_memory_object shm(bip::open_only, o->name_.c_str(), bip::read_write);
+      struct stat st {};
+      if (::fstat(shm.get_mapping_handle().handle, &st) != 0 || st.st_uid != ::getuid() || (st.st_mode & 077) ||
+          static_cast<size_t>(st.st_size) < sizeof(Layout)) {
+        why = "it is not this user's, or not a complete segment";
+        return nullptr;
+      }
+      o->region_ = std::make_unique<bip::mapped_region>(shm, bip::read_write);
+      auto* l = static_cast<Layout*>(o->region_->get_address());
+      if (!std::atomic_ref<uint32_t>(l->h.ready).load(std::memory_order_acquire) || l->h.magic != kMagic ||
+          l->h.version != kLayoutVersion || l->h.size != sizeof(Layout)) {
+        why = "it has another layout (an older build of cuda-shim)";
+        return nullptr;
+      }
+      o->layout_ = l;
+      o->ino_ = st.st_ino;
+    } catch (const std::exception& ex) {
+      why = ex.what();
+      return nullptr;
+    }
+    return o;
   }
 
   Layout* L() const { return layout_; }
@@ -297,6 +340,10 @@ class Segment {
 
  private:
   Segment() = default;
+  static std::atomic<Segment*>& attached_ptr() {
+    static std::atomic<Segment*> p{nullptr};
+    return p;
+  }
 
   std::string attach() {
     name_ = default_name();
@@ -450,6 +497,7 @@ class Segment {
       for (auto& ev : layout_->events)
         if (ev.state == kLive && ev.pid == me) orphan_event(ev);
       endpoints_sweep(layout_->le, [me](int pid) { return pid == me; });
+      mem::set_charge_mirror(nullptr);  // the slot may be another process's next
       layout_->procs[slot_].state = kFree;
       slot_ = -1;
       bool others = false;

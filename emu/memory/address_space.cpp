@@ -110,6 +110,23 @@ size_t AddressSpace::count() const {
 namespace {
 constexpr int kMaxDevices = 64;
 std::array<std::atomic<uint64_t>, kMaxDevices> g_charged{};
+// Where other processes read this process's charges (a slot of the shared registry), or null.
+std::atomic<uint64_t*> g_mirror{nullptr};
+
+// Copies device `ordinal`'s count to the mirror without a lock: each writer stores what it read
+// and stores again if the count moved meanwhile, so the last store always carries the latest
+// count (a writer that read an older count finds it changed and repeats).
+void publish(int ordinal) noexcept {
+  uint64_t* m = g_mirror.load(std::memory_order_acquire);
+  if (!m) return;
+  std::atomic_ref<uint64_t> out(m[ordinal]);
+  for (uint64_t v = g_charged[ordinal].load();; ) {
+    out.store(v);
+    uint64_t now = g_charged[ordinal].load();
+    if (now == v) break;
+    v = now;
+  }
+}
 }  // namespace
 
 bool charge(int ordinal, size_t bytes, uint64_t total) noexcept {
@@ -119,15 +136,27 @@ bool charge(int ordinal, size_t bytes, uint64_t total) noexcept {
   do {
     if (bytes > total || cur > total - bytes) return false;
   } while (!c.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed));
+  publish(ordinal);
   return true;
 }
 
 void uncharge(int ordinal, size_t bytes) noexcept {
-  if (ordinal >= 0 && ordinal < kMaxDevices) g_charged[ordinal].fetch_sub(bytes, std::memory_order_relaxed);
+  if (ordinal < 0 || ordinal >= kMaxDevices) return;
+  g_charged[ordinal].fetch_sub(bytes, std::memory_order_relaxed);
+  publish(ordinal);
 }
 
 uint64_t charged(int ordinal) noexcept {
   return ordinal >= 0 && ordinal < kMaxDevices ? g_charged[ordinal].load(std::memory_order_relaxed) : 0;
+}
+
+void set_charge_mirror(uint64_t* words) noexcept {
+  static std::once_flag once;
+  // A fork()ed child must not write into its parent's slot.
+  std::call_once(once, [] { pthread_atfork(nullptr, nullptr, [] { g_mirror.store(nullptr); }); });
+  g_mirror.store(words, std::memory_order_release);
+  if (words)
+    for (int d = 0; d < kMaxDevices; ++d) publish(d);
 }
 
 void release_context(const Context* ctx) noexcept {

@@ -126,6 +126,10 @@ constexpr size_t kAllocGranularity = 2u << 20;
 bool charge(int ordinal, size_t bytes, uint64_t total) noexcept;
 void uncharge(int ordinal, size_t bytes) noexcept;
 uint64_t charged(int ordinal) noexcept;
+// Keeps words[0..kMaxChargedDevices) equal to charged(0..) from now on, without a lock (the
+// registry's slot of this process, where others read it); null stops it.
+constexpr int kMaxChargedDevices = 64;
+void set_charge_mirror(uint64_t* words) noexcept;
 
 // Frees every allocation a context owns; for the context's destroy / primary reset path.
 void release_context(const Context* ctx) noexcept;

@@ -8,6 +8,7 @@
 #include "abi/driver_api.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "core/usage.hpp"
 #include "memory/address_space.hpp"
 #include "memory/device_alloc.hpp"
 #include "memory/pool.hpp"
@@ -192,7 +193,9 @@ Errc cuMemGetInfo_v2(size_t* free, size_t* total) noexcept {
   TRY(require_context(api, ctx));
   // Measured: either output may be NULL.
   uint64_t t = ctx->device()->cfg.total_mem;
-  uint64_t used = round_up(mem::charged(ctx->ordinal()), mem::kAllocGranularity);
+  // As on a GPU, every process's memory counts (the registry's view); without it, this one's.
+  uint64_t used = 0;
+  if (!usage::device_used(ctx->ordinal(), used)) used = round_up(mem::charged(ctx->ordinal()), mem::kAllocGranularity);
   if (total) *total = t;
   if (free) *free = used >= t ? 0 : t - used;
   return Errc::success;

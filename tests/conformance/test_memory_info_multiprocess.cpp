@@ -1,0 +1,79 @@
+// cuMemGetInfo sees every process's device memory, as on a GPU: a child's allocation lowers the
+// parent's free memory, and it comes back when the child exits or is killed. Backend-neutral.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "common.hpp"
+#include "multiprocess.hpp"
+
+namespace {
+
+constexpr size_t kBytes = 256u << 20;
+
+// The emulator's processes share a per-user registry: this binary and its children use one of
+// their own, so tests running beside it (ctest -j) do not move the numbers. The child inherits
+// it (no overwrite). A real driver ignores the variable.
+const bool kIsolated = [] {
+  std::string name = "cuda-shim-meminfo-" + std::to_string(::getpid());
+  return setenv("CUDA_SHIM_REGISTRY", name.c_str(), 0) == 0;
+}();
+
+size_t free_now() {
+  size_t f = 0, t = 0;
+  REQUIRE_CU(cuMemGetInfo(&f, &t), CUDA_SUCCESS);
+  return f;
+}
+
+// Waits (up to 20 s: a real driver frees a dead process's memory shortly after) for free >= want.
+size_t wait_free_at_least(size_t want) {
+  size_t f = free_now();
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+       f < want && std::chrono::steady_clock::now() < until; f = free_now())
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return f;
+}
+
+}  // namespace
+
+// Allocates kBytes, reports, then holds them until told to go (or killed).
+MP_CHILD(meminfo_holder) {
+  child_primary_ctx();
+  CUdeviceptr p = 0;
+  if (cuMemAlloc(&p, kBytes) != CUDA_SUCCESS) {
+    ch.send_int(1);
+    return 1;
+  }
+  ch.send_int(0);
+  ch.recv_int();  // until the parent says so (or EOF)
+  cuMemFree(p);
+  return 0;
+}
+
+TEST_CASE("cuMemGetInfo counts another process's allocation until it exits or is killed") {
+  REQUIRE(kIsolated);
+  conformance_primary_ctx();
+  const size_t before = free_now();
+
+  SECTION("the child exits") {
+    auto c = mp::spawn("meminfo_holder");
+    REQUIRE(c.ch.recv_int() == 0);
+    size_t during = free_now();
+    CHECK(during <= before - kBytes);  // the child's bytes (and, on a GPU, its context) are used
+    c.ch.send_int(0);
+    CHECK(c.wait() == 0);
+    CHECK(wait_free_at_least(before) >= before);
+  }
+  SECTION("the child is killed") {
+    auto c = mp::spawn("meminfo_holder");
+    REQUIRE(c.ch.recv_int() == 0);
+    CHECK(free_now() <= before - kBytes);
+    c.kill(SIGKILL);
+    CHECK(c.wait() == 128 + SIGKILL);
+    CHECK(wait_free_at_least(before) >= before);
+  }
+}
