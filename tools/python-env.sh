@@ -9,15 +9,15 @@ venv=${1:-$root/.venv}
 python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
   -r "$root/tests/python/requirements.txt"
-# NVIDIA's CUDA 13.3 headers, for the logical endpoint ABI test only (tests/abi): taken from the
-# runtime wheel and kept beside the environment, never installed into it (cuda.pathfinder would
-# then find NVIDIA's libcudart there instead of ours).
-hdr="$venv/cuda-13.3/include"
-if [ ! -f "$hdr/cuda.h" ]; then
+# NVIDIA's headers, for ABI tests only, taken from PyPI wheels and kept beside the environment,
+# never installed into it (cuda.pathfinder would then find NVIDIA's libraries there instead of
+# ours): CUDA 13.3's (the logical endpoint ABI test, tests/abi) and nvml.h (tests/nvml).
+unpack_headers() {  # unpack_headers PACKAGE==VERSION DEST_DIR
+  local dst=$2 tmp
   tmp=$(mktemp -d)
   "$venv/bin/python" -m pip download --quiet --disable-pip-version-check --no-input --no-deps \
-    -d "$tmp" nvidia-cuda-runtime==13.3.29
-  "$venv/bin/python" - "$tmp" "$hdr" <<'PY'
+    -d "$tmp" "$1"
+  "$venv/bin/python" - "$tmp" "$dst" <<'PY'
 import glob, os, sys, zipfile
 src, dst = sys.argv[1], sys.argv[2]
 os.makedirs(dst, exist_ok=True)
@@ -30,5 +30,7 @@ with zipfile.ZipFile(glob.glob(os.path.join(src, "*.whl"))[0]) as z:
                 f.write(z.read(n))
 PY
   rm -rf "$tmp"
-fi
+}
+[ -f "$venv/cuda-13.3/include/cuda.h" ] || unpack_headers nvidia-cuda-runtime==13.3.29 "$venv/cuda-13.3/include"
+[ -f "$venv/nvml/include/nvml.h" ] || unpack_headers nvidia-nvml-dev==13.5.37 "$venv/nvml/include"
 "$venv/bin/python" -c "import cuda.core, cuda.bindings; print('python env ready:', '$venv', 'cuda.core', cuda.core.__version__)"

@@ -1,4 +1,5 @@
 // The table libnvidia-ml.so.1 reads the emulator through (nvml_table.hpp).
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -41,6 +42,8 @@ int processes(int ordinal, ProcessInfo* out, int cap, uint64_t* used) noexcept {
     uint64_t u = 0;
     ipc::device_users(ordinal, &users, u);
     if (used) *used = u;
+    // NVIDIA's NVML lists them in pid order (measured), not in registry-slot order.
+    std::sort(users.begin(), users.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
     for (int i = 0; i < cap && i < static_cast<int>(users.size()); ++i)
       out[i] = ProcessInfo{static_cast<unsigned>(users[i].pid), users[i].bytes};
     return static_cast<int>(users.size());

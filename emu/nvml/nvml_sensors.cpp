@@ -1,5 +1,5 @@
 // Sensors and settings of an idle board. Nothing runs on an emulated GPU, so these are constant
-// values a real idle H200 reports (documented as such in README's NVML section), rather than
+// values a real idle board reports (tools/probe/probe_nvml.h100.txt, driver 580) (documented as such in README's NVML section), rather than
 // NOT_SUPPORTED: a real GPU answers them and monitoring tools (gpustat, nvitop) expect numbers.
 #include "nvml/nvml_internal.hpp"
 
@@ -25,7 +25,7 @@ nvmlReturn_t answer(nvmlDevice_t h, T* out, T value) {
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t h, int sensor, unsigned int* temp) {
   if (nvmlReturn_t r = check(h, temp)) return r;
   if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
-  *temp = 30;  // °C, an idle air- or liquid-cooled board
+  *temp = 39;  // °C, as an idle H100 read (probe_nvml.h100.txt)
   return NVML_SUCCESS;
 }
 
@@ -44,8 +44,8 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetDecoderUtilization(nvmlDevice_t h, unsigne
   return nvmlDeviceGetEncoderUtilization(h, u, period_us);
 }
 
-// Milliwatts: an idle H200 draws about 75 W of its 700 W limit.
-NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t h, unsigned int* mw) { return answer(h, mw, 75000u); }
+// Milliwatts: an idle H100/H200 board read 90 to 110 W of its 700 W limit (measured).
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t h, unsigned int* mw) { return answer(h, mw, 90000u); }
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t h, unsigned int* mw) {
   return answer(h, mw, 700000u);
 }
@@ -57,15 +57,16 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t h
 }
 
 namespace {
-// MHz. Current: idle clocks; max: the profile's clock rates (graphics = SM).
+// MHz: the profile's clock rates (graphics = SM); the current clocks equal the maximum, as
+// measured on an H100 whose process held a context.
 nvmlReturn_t clock(nvmlDevice_t h, int type, unsigned int* mhz, bool max) {
   DeviceInfo d;
   if (nvmlReturn_t r = check(h, mhz, &d)) return r;
   switch (type) {
     case NVML_CLOCK_GRAPHICS:
-    case NVML_CLOCK_SM: *mhz = max ? static_cast<unsigned>(d.clock_khz / 1000) : 345u; break;
+    case NVML_CLOCK_SM: *mhz = static_cast<unsigned>(d.clock_khz / 1000); break;
     case NVML_CLOCK_MEM: *mhz = static_cast<unsigned>(d.mem_clock_khz / 1000); break;
-    case NVML_CLOCK_VIDEO: *mhz = max ? 1545u : 765u; break;
+    case NVML_CLOCK_VIDEO: *mhz = 1545u; break;
     default: return NVML_ERROR_INVALID_ARGUMENT;
   }
   return NVML_SUCCESS;

@@ -1,4 +1,4 @@
-// Built only where NVIDIA's nvml.h exists (not on CI): our declared layouts match it.
+// Built where NVIDIA's nvml.h exists (CI unpacks it from PyPI): our declared layouts match it.
 #include <nvml.h>
 
 #include <cstddef>
