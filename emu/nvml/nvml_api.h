@@ -82,6 +82,8 @@ enum { NVML_DEVICE_ARCH_VOLTA = 5, NVML_DEVICE_ARCH_TURING = 6, NVML_DEVICE_ARCH
 nvmlReturn_t nvmlInit_v2(void);
 nvmlReturn_t nvmlInitWithFlags(unsigned int flags);
 nvmlReturn_t nvmlShutdown(void);
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* currentMode, unsigned int* pendingMode);
+nvmlReturn_t nvmlDeviceGetMultiGpuBoard(nvmlDevice_t device, unsigned int* multiGpuBool);
 const char* nvmlErrorString(nvmlReturn_t result);
 nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length);
 nvmlReturn_t nvmlSystemGetNVMLVersion(char* version, unsigned int length);

@@ -335,7 +335,12 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t h, int* type) {
 
 // ---- memory and processes -------------------------------------------------------------------
 namespace {
-// The memory every process uses on the device: what cuMemGetInfo subtracts from the total.
+// What the driver keeps for itself: NVML's total is cuDeviceTotalMem plus this, and the v1
+// struct counts it as used (measured on an H100, driver 580: 480 MiB; probe_nvml.h100.txt).
+constexpr unsigned long long kReserved = 480ull << 20;
+
+// The device's memory as the driver sees it (`total`, cuDeviceTotalMem) and what every process
+// uses of it (`used`: what cuMemGetInfo subtracts from the total).
 nvmlReturn_t memory(nvmlDevice_t h, unsigned long long& total, unsigned long long& used) {
   int o = 0;
   DeviceInfo d;
@@ -388,7 +393,8 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t h, nvmlMemory_t* m
   unsigned long long total = 0, used = 0;
   if (nvmlReturn_t r = memory(h, total, used)) return r;
   if (!m) return NVML_ERROR_INVALID_ARGUMENT;
-  *m = nvmlMemory_t{total, total - used, used};
+  // free is cuMemGetInfo's; the reservation is in total and in used (measured).
+  *m = nvmlMemory_t{total + kReserved, total - used, used + kReserved};
   return NVML_SUCCESS;
 }
 
@@ -398,8 +404,8 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t h, nvmlMemory_v
   if (!m) return NVML_ERROR_INVALID_ARGUMENT;
   // Measured (driver 580, H100): a version other than nvmlMemory_v2 is FUNCTION_NOT_FOUND.
   if (m->version != nvmlMemory_v2) return NVML_ERROR_FUNCTION_NOT_FOUND;
-  m->total = total;
-  m->reserved = 0;  // no driver reservation is emulated
+  m->total = total + kReserved;
+  m->reserved = kReserved;
   m->free = total - used;
   m->used = used;
   return NVML_SUCCESS;

@@ -122,3 +122,12 @@ NVML_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t h, unsigned int l
   if (nvmlReturn_t r = check(h, active)) return r;
   return NVML_ERROR_NOT_SUPPORTED;
 }
+
+// One GPU per board, MIG off (current and pending), as the measured H100 answers.
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetMultiGpuBoard(nvmlDevice_t h, unsigned int* multi) { return answer(h, multi, 0u); }
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t h, unsigned int* current, unsigned int* pending) {
+  if (nvmlReturn_t r = check(h, current)) return r;
+  if (!pending) return NVML_ERROR_INVALID_ARGUMENT;
+  *current = *pending = 0;  // NVML_DEVICE_MIG_DISABLE
+  return NVML_SUCCESS;
+}

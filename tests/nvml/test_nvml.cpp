@@ -122,12 +122,23 @@ TEST_CASE("NVML's devices are the driver's") {
     cuDeviceGetAttribute(&cmaj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, static_cast<CUdevice>(i));
     cuDeviceGetAttribute(&cmin, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, static_cast<CUdevice>(i));
     CHECK((maj == cmaj && min == cmin));
+    unsigned mig = 9, mig_pending = 9, multi = 9;  // measured on an H100: MIG off, one GPU per board
+    CHECK(nvmlDeviceGetMigMode(d, &mig, &mig_pending) == NVML_SUCCESS);
+    CHECK((mig == 0 && mig_pending == 0));
+    CHECK(nvmlDeviceGetMultiGpuBoard(d, &multi) == NVML_SUCCESS);
+    CHECK(multi == 0);
     nvmlMemory_t m{};
     size_t total = 0;
     REQUIRE(nvmlDeviceGetMemoryInfo(d, &m) == NVML_SUCCESS);
     REQUIRE(cuDeviceTotalMem(&total, static_cast<CUdevice>(i)) == CUDA_SUCCESS);
-    CHECK(m.total == total);
     CHECK(m.free + m.used == m.total);
+    // The v2 struct tells the driver's reservation apart: the rest is cuDeviceTotalMem (measured).
+    nvmlMemory_v2_t m2{};
+    m2.version = nvmlMemory_v2;
+    REQUIRE(nvmlDeviceGetMemoryInfo_v2(d, &m2) == NVML_SUCCESS);
+    CHECK(m2.total == m.total);
+    CHECK(m2.total - m2.reserved == total);
+    CHECK(m2.used + m2.reserved == m.used);
   }
 }
 
