@@ -75,6 +75,8 @@ check "info summary" 0 sh -c "'$shim' info --driver-version 13.0 >'$tmp/info' &&
   grep -q '^Driver Version: 13.0 (cuDriverGetVersion 13000)' '$tmp/info' &&
   grep -q '^GPU 0: .* (UUID: $uuid)\$' '$tmp/info' &&
   grep -q '^  Total memory: *[1-9][0-9]* MiB' '$tmp/info' &&
+  grep -q '^  Memory used: *[0-9][0-9]* MiB of [1-9][0-9]* MiB (every process)' '$tmp/info' &&
+  grep -q '^  Processes: *[0-9]' '$tmp/info' &&
   grep -q '^  PCI bus id: *[0-9a-fA-F]\{4,8\}:[0-9a-fA-F]\{2\}:[0-9a-fA-F]\{2\}\.[0-7]\$' '$tmp/info'"
 check "info takes its options in any order" 0 sh -c "'$shim' info -L --devices 3 >'$tmp/list3' &&
   test \$(wc -l <'$tmp/list3') = 3"
