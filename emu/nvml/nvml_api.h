@@ -44,6 +44,15 @@ typedef struct {
 } nvmlPciInfo_t;
 
 typedef struct {
+  unsigned int version;  /* nvmlPciInfoExt_v1 */
+  unsigned int domain, bus, device;
+  unsigned int pciDeviceId, pciSubSystemId;
+  unsigned int baseClass, subClass;  /* PCI class code: 3/2, a 3D controller */
+  char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+} nvmlPciInfoExt_t;
+#define nvmlPciInfoExt_v1 ((unsigned int)(sizeof(nvmlPciInfoExt_t) | (1u << 24)))
+
+typedef struct {
   unsigned long long total, free, used;
 } nvmlMemory_t;
 
@@ -82,6 +91,7 @@ enum { NVML_DEVICE_ARCH_VOLTA = 5, NVML_DEVICE_ARCH_TURING = 6, NVML_DEVICE_ARCH
 nvmlReturn_t nvmlInit_v2(void);
 nvmlReturn_t nvmlInitWithFlags(unsigned int flags);
 nvmlReturn_t nvmlShutdown(void);
+nvmlReturn_t nvmlDeviceGetPciInfoExt(nvmlDevice_t device, nvmlPciInfoExt_t* pci);
 nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* currentMode, unsigned int* pendingMode);
 nvmlReturn_t nvmlDeviceGetMultiGpuBoard(nvmlDevice_t device, unsigned int* multiGpuBool);
 const char* nvmlErrorString(nvmlReturn_t result);

@@ -288,6 +288,22 @@ nvmlReturn_t pci_info(nvmlDevice_t h, nvmlPciInfo_t* pci) {
 }
 }  // namespace
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t h, nvmlPciInfo_t* pci) { return pci_info(h, pci); }
+// What cuda.core.system's Device.pci_info reads. Measured: a version other than
+// nvmlPciInfoExt_v1 is ARGUMENT_VERSION_MISMATCH (unlike nvmlDeviceGetMemoryInfo_v2's).
+NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfoExt(nvmlDevice_t h, nvmlPciInfoExt_t* ext) {
+  nvmlPciInfo_t pci;
+  if (nvmlReturn_t r = pci_info(h, ext ? &pci : nullptr)) return r;
+  if (ext->version != nvmlPciInfoExt_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  ext->domain = pci.domain;
+  ext->bus = pci.bus;
+  ext->device = pci.device;
+  ext->pciDeviceId = pci.pciDeviceId;
+  ext->pciSubSystemId = pci.pciSubSystemId;
+  ext->baseClass = 3;  // display controller: 3D controller (measured)
+  ext->subClass = 2;
+  std::memcpy(ext->busId, pci.busId, sizeof ext->busId);
+  return NVML_SUCCESS;
+}
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t h, nvmlPciInfo_t* pci) { return pci_info(h, pci); }
 NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t h, nvmlPciInfo_t* pci) { return pci_info(h, pci); }
 

@@ -122,6 +122,13 @@ TEST_CASE("NVML's devices are the driver's") {
     cuDeviceGetAttribute(&cmaj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, static_cast<CUdevice>(i));
     cuDeviceGetAttribute(&cmin, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, static_cast<CUdevice>(i));
     CHECK((maj == cmaj && min == cmin));
+    nvmlPciInfoExt_t ext{};
+    CHECK(nvmlDeviceGetPciInfoExt(d, &ext) == NVML_ERROR_ARGUMENT_VERSION_MISMATCH);  // measured
+    CHECK(nvmlDeviceGetPciInfoExt(d, nullptr) == NVML_ERROR_INVALID_ARGUMENT);
+    ext.version = nvmlPciInfoExt_v1;
+    CHECK(nvmlDeviceGetPciInfoExt(d, &ext) == NVML_SUCCESS);
+    CHECK(std::string(ext.busId) == pci.busId);
+    CHECK((ext.baseClass == 3 && ext.subClass == 2 && ext.pciDeviceId == pci.pciDeviceId));
     unsigned mig = 9, mig_pending = 9, multi = 9;  // measured on an H100: MIG off, one GPU per board
     CHECK(nvmlDeviceGetMigMode(d, &mig, &mig_pending) == NVML_SUCCESS);
     CHECK((mig == 0 && mig_pending == 0));

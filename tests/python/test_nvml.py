@@ -112,3 +112,23 @@ def test_nvml_is_not_a_gpu_process_of_its_own(nvml):
             "print(os.getpid() in {p.pid for p in pynvml.nvmlDeviceGetComputeRunningProcesses(h)})")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=os.environ)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_cuda_core_system_reads_the_same_device(holder):
+    # cuda.core's system module asks NVML through cuda.bindings.nvml (nvmlDeviceGetPciInfoExt,
+    # nvmlDeviceGetMemoryInfo_v2, the process list): the same answers as the driver's.
+    system = pytest.importorskip("cuda.core.system")
+    if not getattr(system, "CUDA_BINDINGS_NVML_IS_COMPATIBLE", False):
+        pytest.skip("this cuda.bindings has no NVML bindings")
+    check(driver.cuInit(0))
+    assert system.get_num_devices() == check(driver.cuDeviceGetCount())
+    dev = check(driver.cuDeviceGet(0))
+    d = system.Device(index=0)
+    assert d.name == check(driver.cuDeviceGetName(96, dev)).split(b"\0")[0].decode()
+    bus = check(driver.cuDeviceGetPCIBusId(32, dev)).split(b"\0")[0].decode()
+    assert d.pci_info.bus_id.lower().endswith(bus.lower())
+    mem = d.memory_info
+    assert mem.total - mem.reserved == check(driver.cuDeviceTotalMem(dev))
+    assert mem.used >= BYTES
+    procs = {p.pid: p.used_gpu_memory for p in d.compute_running_processes}
+    assert procs.get(holder.pid, 0) >= BYTES

@@ -21,6 +21,7 @@ struct Memory { unsigned long long total, free, used; };
 struct MemoryV2 { unsigned int version; unsigned long long total, reserved, free, used; };
 struct ProcessInfo { unsigned int pid; unsigned long long usedGpuMemory; unsigned int gpuInstanceId, computeInstanceId; };
 struct PciInfo { char busIdLegacy[16]; unsigned int domain, bus, device, pciDeviceId, pciSubSystemId; char busId[32]; };
+struct PciInfoExt { unsigned int version, domain, bus, device, pciDeviceId, pciSubSystemId, baseClass, subClass; char busId[32]; };
 struct Utilization { unsigned int gpu, memory; };
 
 void* lib = nullptr;
@@ -113,6 +114,7 @@ int main(int argc, char** argv) {
   auto get_index = sym<int (*)(nvmlDevice_t, unsigned*)>("nvmlDeviceGetIndex");
   auto get_minor = sym<int (*)(nvmlDevice_t, unsigned*)>("nvmlDeviceGetMinorNumber");
   auto get_pci = sym<int (*)(nvmlDevice_t, PciInfo*)>("nvmlDeviceGetPciInfo_v3");
+  auto get_pci_ext = sym<int (*)(nvmlDevice_t, PciInfoExt*)>("nvmlDeviceGetPciInfoExt");
   auto get_mem = sym<int (*)(nvmlDevice_t, Memory*)>("nvmlDeviceGetMemoryInfo");
   auto get_mem2 = sym<int (*)(nvmlDevice_t, MemoryV2*)>("nvmlDeviceGetMemoryInfo_v2");
   auto procs_v3 = sym<int (*)(nvmlDevice_t, unsigned*, ProcessInfo*)>("nvmlDeviceGetComputeRunningProcesses_v3");
@@ -216,6 +218,15 @@ int main(int argc, char** argv) {
        std::string("busId=") + pci.busId + " legacy=" + pci.busIdLegacy + " domain=" + std::to_string(pci.domain) +
            " bus=" + std::to_string(pci.bus) + " device=" + std::to_string(pci.device) +
            " id=" + std::to_string(pci.pciDeviceId) + " sub=" + std::to_string(pci.pciSubSystemId));
+  PciInfoExt ext{};
+  LINE("nvmlDeviceGetPciInfoExt(version 0)", get_pci_ext(dev, &ext));
+  ext.version = static_cast<unsigned>(sizeof(PciInfoExt)) | (1u << 24);
+  LINE("nvmlDeviceGetPciInfoExt", get_pci_ext(dev, &ext),
+       std::string("busId=") + ext.busId + " domain=" + std::to_string(ext.domain) + " bus=" + std::to_string(ext.bus) +
+           " device=" + std::to_string(ext.device) + " id=" + std::to_string(ext.pciDeviceId) +
+           " sub=" + std::to_string(ext.pciSubSystemId) + " class=" + std::to_string(ext.baseClass) + "/" +
+           std::to_string(ext.subClass));
+  LINE("nvmlDeviceGetPciInfoExt(NULL)", get_pci_ext(dev, nullptr));
   LINE("nvmlDeviceGetHandleByPciBusId_v2(busId)", by_pci(pci.busId, &d2), d2 == dev ? "same" : "different");
   LINE("nvmlDeviceGetHandleByPciBusId_v2(driver's)", by_pci(cu_bus, &d2), d2 == dev ? "same" : "different");
   LINE("nvmlDeviceGetHandleByPciBusId_v2(unknown)", by_pci("0000:ff:1f.0", &d2));
