@@ -32,6 +32,7 @@
 #include "cuda.h"
 #include "cuda_runtime_api.h"
 #include "cuda_shim_ext.h"
+#include "nvml/nvml_api.h"
 
 namespace {
 
@@ -205,6 +206,13 @@ const std::map<std::string, std::vector<int>> kAllowed = {
     {"cudaEventDestroy", {cudaErrorInvalidValue, cudaErrorInvalidResourceHandle}},
     {"cudaMallocAsync", {cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorInvalidResourceHandle, cudaErrorNotSupported}},
     {"cudaFreeAsync", {cudaErrorInvalidValue, cudaErrorInvalidResourceHandle, cudaErrorNotSupported}},
+    // NVML (its own codes): bad handles and NULLs, short buffers, wrong struct versions (measured:
+    // FUNCTION_NOT_FOUND for the memory struct, ARGUMENT_VERSION_MISMATCH for PCI info).
+    {"nvmlDeviceGetHandleByIndex_v2", {NVML_ERROR_INVALID_ARGUMENT}},
+    {"nvmlDeviceGetName/UUID/Serial", {NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE}},
+    {"nvmlDeviceGetMemoryInfo", {NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_FUNCTION_NOT_FOUND}},
+    {"nvmlDeviceGetPciInfoExt", {NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_ARGUMENT_VERSION_MISMATCH}},
+    {"nvmlDeviceGetComputeRunningProcesses_v3", {NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_INSUFFICIENT_SIZE}},
 };
 
 void check_allowed(const char* api, int code, const char* name) {
@@ -234,6 +242,12 @@ void check_rt(const char* api, cudaError_t r) {
   if (!name || std::strstr(name, "unrecognized")) die(api, "returned cudaError_t " + std::to_string(r) + ", undefined");
   check_allowed(api, r, name);
   cudaGetLastError();  // the runtime's sticky-until-read error: read it, as programs do
+}
+
+void check_nvml(const char* api, nvmlReturn_t r) {
+  ++g_ops;
+  g_seen.emplace(api, static_cast<int>(r));
+  if (r != NVML_SUCCESS) check_allowed(api, r, nvmlErrorString(r));
 }
 
 // ---- Accounting after each call ----
@@ -963,7 +977,7 @@ void step(Picker& pk) {
       break;
     }
     default: {  // the runtime's forms of the same objects
-      switch (in.ConsumeIntegralInRange(0, 7)) {
+      switch (in.ConsumeIntegralInRange(0, 8)) {
         case 0: {
           void* p = nullptr;
           size_t n = pk.size();
@@ -977,6 +991,56 @@ void step(Picker& pk) {
           cudaError_t r = cudaFree(reinterpret_cast<void*>(p));
           check_rt("cudaFree", r);
           if (r == cudaSuccess && p) forget_alloc(p);
+          break;
+        }
+        case 7: {  // NVML on fuzzed handles, lengths and versions: its codes, and no byte written past a buffer
+          nvmlDevice_t d = nullptr;
+          nvmlReturn_t r = nvmlDeviceGetHandleByIndex_v2(in.ConsumeIntegralInRange(0u, 3u), &d);  // 2 devices
+          check_nvml("nvmlDeviceGetHandleByIndex_v2", r);
+          switch (in.ConsumeIntegralInRange(0, 3)) {  // a foreign handle instead (NVIDIA's NVML crashes on them)
+            case 0: d = nullptr; break;
+            case 1: d = reinterpret_cast<nvmlDevice_t>(reinterpret_cast<uintptr_t>(d) + 1); break;  // misaligned
+            case 2: d = reinterpret_cast<nvmlDevice_t>(uintptr_t{0x1234}); break;
+            default: break;
+          }
+          unsigned char buf[128];
+          std::memset(buf, 0xA5, sizeof buf);
+          unsigned len = in.ConsumeIntegralInRange(0u, 96u);
+          auto guard_ok = [&](size_t from) {
+            for (size_t i = from; i < sizeof buf; ++i)
+              if (buf[i] != 0xA5) return false;
+            return true;
+          };
+          switch (in.ConsumeIntegralInRange(0, 5)) {
+            case 0: check_nvml("nvmlDeviceGetName/UUID/Serial", nvmlDeviceGetName(d, reinterpret_cast<char*>(buf), len)); break;
+            case 1: check_nvml("nvmlDeviceGetName/UUID/Serial", nvmlDeviceGetUUID(d, reinterpret_cast<char*>(buf), len)); break;
+            case 2: check_nvml("nvmlDeviceGetName/UUID/Serial", nvmlDeviceGetSerial(d, reinterpret_cast<char*>(buf), len)); break;
+            case 3: {
+              nvmlMemory_v2_t m{};
+              m.version = in.ConsumeBool() ? nvmlMemory_v2 : in.ConsumeIntegral<unsigned>();
+              check_nvml("nvmlDeviceGetMemoryInfo", in.ConsumeBool() ? nvmlDeviceGetMemoryInfo_v2(d, in.ConsumeBool() ? &m : nullptr)
+                                                                     : nvmlDeviceGetMemoryInfo(d, nullptr));
+              len = 0;
+              break;
+            }
+            case 4: {
+              nvmlPciInfoExt_t e{};
+              e.version = in.ConsumeBool() ? nvmlPciInfoExt_v1 : in.ConsumeIntegral<unsigned>();
+              check_nvml("nvmlDeviceGetPciInfoExt", nvmlDeviceGetPciInfoExt(d, in.ConsumeBool() ? &e : nullptr));
+              len = 0;
+              break;
+            }
+            default: {
+              unsigned count = len / sizeof(nvmlProcessInfo_t);  // entries that fit in len bytes
+              unsigned given = count;
+              auto* infos = in.ConsumeBool() ? reinterpret_cast<nvmlProcessInfo_t*>(buf) : nullptr;
+              check_nvml("nvmlDeviceGetComputeRunningProcesses_v3",
+                         nvmlDeviceGetComputeRunningProcesses_v3(d, in.ConsumeBool() ? &count : nullptr, infos));
+              len = infos ? given * sizeof(nvmlProcessInfo_t) : 0;
+              break;
+            }
+          }
+          if (!guard_ok(len)) die("nvml", "wrote past the buffer it was given");
           break;
         }
         case 2: {
@@ -1115,6 +1179,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
       cuDevicePrimaryCtxRetain(&S.ctx, dev) != CUDA_SUCCESS || cuCtxSetCurrent(S.ctx) != CUDA_SUCCESS)
     die("setup", "no context");
+  if (nvmlInit_v2() != NVML_SUCCESS) die("setup", "nvmlInit_v2 failed");
   g_devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   // Settle what the first calls create lazily (default pools, the registry, per-thread
   // streams, the runtime's state) before taking the baselines.
@@ -1139,7 +1204,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
       if (FILE* o = std::fopen(f, "a")) {
         for (auto& [api, code] : g_seen) {
           const char* name = nullptr;
-          if (!std::strncmp(api.c_str(), "cuda", 4)) name = cudaGetErrorName(static_cast<cudaError_t>(code));
+          if (!std::strncmp(api.c_str(), "nvml", 4)) name = nvmlErrorString(static_cast<nvmlReturn_t>(code));
+          else if (!std::strncmp(api.c_str(), "cuda", 4)) name = cudaGetErrorName(static_cast<cudaError_t>(code));
           else cuGetErrorName(static_cast<CUresult>(code), &name);
           std::fprintf(o, "%s %d %s\n", api.c_str(), code, name ? name : "?");
         }
