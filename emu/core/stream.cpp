@@ -8,8 +8,10 @@
 namespace cuda_shim {
 namespace {
 
-std::mutex g_progress_m;
-std::condition_variable g_progress_cv;
+// Never destroyed: stream workers and host-function threads may still signal progress while
+// the process exits (static destructors running), and must not meet a destroyed one.
+std::mutex& g_progress_m = *new std::mutex;
+std::condition_variable& g_progress_cv = *new std::condition_variable;
 std::atomic<int> g_waiters{0};
 std::atomic<uint64_t> g_next_stream_id{1};
 
