@@ -56,6 +56,9 @@ Errc not_a_pool_fd(int fd, const ipc::FdInfo& info, const char* api) {
       return fail(Errc::unknown, "{}: descriptor {} is not a memory pool's shareable handle (it is no memory "
                   "object at all: a socket, device or file)", api, fd);
     case W::foreign_memfd:
+      if (info.forged)
+        return fail(Errc::unknown, "{}: descriptor {} is a memfd named '{}' like an exported pool, but its size is "
+                    "not sealed as the driver seals what it exports: another process made it", api, fd, info.name);
       return fail(Errc::unknown, "{}: descriptor {} is a memfd named '{}', which no cuMemPoolExportToShareable"
                   "Handle produced", api, fd, info.name);
     case W::ours:

@@ -1,5 +1,7 @@
 #include "ipc/shareable.hpp"
 
+#include "core/memfd.hpp"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -104,18 +106,9 @@ int create_object(ObjectKind kind, const Token& token, const std::vector<uint64_
       errno = ENAMETOOLONG;
       return -1;
     }
-    int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC);
-    if (fd < 0) return -1;
-    // memfd_create makes the file mode 0777; an exported object is this user's alone (a peer
-    // reopening it through /proc/<pid>/fd runs as the same user).
-    ::fchmod(fd, 0600);
-    if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-      int e = errno;
-      ::close(fd);
-      errno = e;
-      return -1;
-    }
-    return fd;
+    // This user's alone (a peer reopening it through /proc/<pid>/fd runs as the same user), and
+    // of a sealed size: an importer cannot truncate the exporter's memory away.
+    return sealed_memfd(name.c_str(), size);
   } catch (...) {
     errno = ENOMEM;
     return -1;
@@ -150,6 +143,12 @@ FdInfo describe_fd(int fd) noexcept {
     ObjectKind k;
     Token t;
     if (w.size() < 2 || !kind_from_word(w[0], k) || !from_hex(w[1], t)) return info;
+    // Every object the emulator makes has a sealed size; a memfd that only carries one of their
+    // names (copied by another process) is not one of them.
+    if (!size_sealed(fd)) {
+      info.forged = true;
+      return info;
+    }
     std::vector<uint64_t> fields;
     for (size_t i = 2; i < w.size(); ++i) {
       if (w[i].empty() || w[i].size() > 16) return info;

@@ -48,6 +48,7 @@ struct FdInfo {
     ours,          // one of our objects: kind, token, fields, size are set
   } what = What::bad_fd;
   std::string name;  // the memfd's name without "memfd:" (foreign and ours)
+  bool forged = false;  // foreign_memfd named like one of ours, but without our sealed size
   ObjectKind kind = ObjectKind::pool;
   Token token;
   std::vector<uint64_t> fields;

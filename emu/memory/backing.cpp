@@ -1,5 +1,7 @@
 #include "memory/backing.hpp"
 
+#include "core/memfd.hpp"
+
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,16 +32,11 @@ std::shared_ptr<Backing> Backing::create(size_t size, View view, const char* api
   }
   const size_t len = (size + ps - 1) / ps * ps;
   std::shared_ptr<Backing> b(new Backing());
-  b->fd_ = ::memfd_create(view == View::device ? "cuda-shim-device" : "cuda-shim-host", MFD_CLOEXEC);
+  // Mode 0600: through /proc/<pid>/fd only this user may open the memory (legacy IPC importers
+  // run as the same user); a sealed size: no importer can truncate it under this process.
+  b->fd_ = sealed_memfd(view == View::device ? "cuda-shim-device" : "cuda-shim-host", len);
   if (b->fd_ < 0) {
-    err = fail(Errc::out_of_memory, "{}: memfd_create failed ({})", api, std::strerror(errno));
-    return nullptr;
-  }
-  // memfd_create makes the file mode 0777: through /proc/<pid>/fd anyone allowed to look at
-  // this process could open the memory. Only this user may (importers run as the same user).
-  ::fchmod(b->fd_, 0600);
-  if (::ftruncate(b->fd_, static_cast<off_t>(len)) != 0) {
-    err = fail(Errc::out_of_memory, "{}: cannot size a {}-byte backing file ({})", api, len, std::strerror(errno));
+    err = fail(Errc::out_of_memory, "{}: cannot create a {}-byte backing file ({})", api, len, std::strerror(errno));
     return nullptr;
   }
   std::shared_ptr<Backing> m = adopt(b->fd_, len, view, api, err);

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "core/context.hpp"
+#include "core/memfd.hpp"
 #include "core/driver.hpp"
 #include "core/stream.hpp"
 #include "memory/backing.hpp"
@@ -249,13 +250,10 @@ Errc alloc_managed(const std::shared_ptr<Context>& ctx, size_t bytes, unsigned f
                    CUdeviceptr& out) {
   const size_t ps = page_size();
   const size_t view = (bytes + ps - 1) / ps * ps;
-  int fd = ::memfd_create("cuda-shim-managed", MFD_CLOEXEC);
-  if (fd >= 0) ::fchmod(fd, 0600);  // memfd_create's mode is 0777: this user's memory only
-  if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(view)) != 0) {
-    int e = errno;
-    if (fd >= 0) ::close(fd);
-    return fail(Errc::out_of_memory, "{}: cannot create {} bytes of managed memory ({})", api, bytes, std::strerror(e));
-  }
+  int fd = sealed_memfd("cuda-shim-managed", view);  // this user's only, of a size nobody can change
+  if (fd < 0)
+    return fail(Errc::out_of_memory, "{}: cannot create {} bytes of managed memory ({})", api, bytes,
+                std::strerror(errno));
   Errc err = Errc::success;
   auto b = Backing::adopt_range(fd, 0, bytes, Backing::View::device, api, err, kChunk, 0);
   if (!b) return err;

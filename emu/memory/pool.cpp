@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -1088,6 +1089,12 @@ Errc Pool::attach_import(int fd, const ipc::Token& token, const char* api) {
   imported_ = true;
   token_ = token;
   size_t len = static_cast<size_t>(std::min<uint64_t>(capacity_, window_cap()));
+  // Every byte of the window must exist in the object: a shorter one (made to look like an
+  // export) would kill this process with SIGBUS at the first access beyond its end.
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < len)
+    return fail(Errc::unknown, "{}: the descriptor's object holds {} bytes, fewer than the {} of {}'s window: no "
+                "driver exported it", api, static_cast<long long>(st.st_size), len, describe());
   return map_window(fd, len, api);
 }
 

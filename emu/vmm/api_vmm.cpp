@@ -652,8 +652,9 @@ Errc cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* 
           return fail(Errc::unknown, "{}: descriptor {} is not a shareable allocation handle (it is not a memory "
                       "object exported with cuMemExportToShareableHandle)", api, in);
         case ipc::FdInfo::What::foreign_memfd:
-          return fail(Errc::unknown, "{}: descriptor {} is a memfd (\"{}\") that no CUDA driver exported", api, in,
-                      info.name);
+          return fail(Errc::unknown, "{}: descriptor {} is a memfd (\"{}\") that no CUDA driver exported{}", api, in,
+                      info.name, info.forged ? " (named like an exported allocation, but its size is not sealed as "
+                      "the driver seals what it exports)" : "");
         case ipc::FdInfo::What::ours: break;
       }
       fd = ::fcntl(in, F_DUPFD_CLOEXEC, 0);

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -228,6 +229,136 @@ TEST_CASE("every memfd the emulator creates is mode 0600", "[security]") {
   CHECK(cuMemFree(managed) == CUDA_SUCCESS);
   CHECK(cuMemFreeHost(pinned) == CUDA_SUCCESS);
   CHECK(cuMemFree(dev) == CUDA_SUCCESS);
+}
+
+// Issue 22, item 1: a process given an exported descriptor (or reopening one through
+// /proc/<pid>/fd) used to be able to ftruncate it, and the exporter then died of SIGBUS at its
+// next access to its own memory. Every emulator memfd now has a sealed size.
+TEST_CASE("no holder of an emulator memfd can truncate it under its owner", "[security]") {
+  primary();
+  CUdeviceptr dev = 0, managed = 0;
+  void* pinned = nullptr;
+  REQUIRE(cuMemAlloc(&dev, 1 << 16) == CUDA_SUCCESS);
+  REQUIRE(cuMemAllocHost(&pinned, 1 << 16) == CUDA_SUCCESS);
+  REQUIRE(cuMemAllocManaged(&managed, 1 << 16, CU_MEM_ATTACH_GLOBAL) == CUDA_SUCCESS);
+  CUmemPoolProps pp;
+  std::memset(&pp, 0, sizeof pp);
+  pp.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  pp.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  CUmemoryPool pool = nullptr;
+  REQUIRE(cuMemPoolCreate(&pool, &pp) == CUDA_SUCCESS);
+  int pool_fd = -1;
+  REQUIRE(cuMemPoolExportToShareableHandle(&pool_fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) ==
+          CUDA_SUCCESS);
+  CUdeviceptr pooled = 0;
+  REQUIRE(cuMemAllocFromPoolAsync(&pooled, 1 << 20, pool, nullptr) == CUDA_SUCCESS);
+  REQUIRE(cuCtxSynchronize() == CUDA_SUCCESS);
+
+  // The attack, on every emulator memfd this process holds: the exported pool's descriptor
+  // and the ones an importer could reopen through /proc.
+  auto ours = fds_with_link("/memfd:cuda-shim");
+  REQUIRE(ours.size() >= 4);
+  for (auto& f : ours) {
+    INFO("fd " << f.fd << " -> " << f.link);
+    struct stat before {};
+    REQUIRE(fstat(f.fd, &before) == 0);
+    errno = 0;
+    CHECK(ftruncate(f.fd, 0) == -1);
+    CHECK(errno == EPERM);
+    CHECK(ftruncate(f.fd, before.st_size + (1 << 20)) == -1);  // nor grown
+    CHECK(fcntl(f.fd, F_ADD_SEALS, F_SEAL_WRITE) == -1);        // nor sealed further
+    struct stat after {};
+    REQUIRE(fstat(f.fd, &after) == 0);
+    CHECK(after.st_size == before.st_size);
+  }
+  // The owner goes on using all of it (it would have died of SIGBUS here).
+  std::vector<unsigned char> host(1 << 16, 0x5a), back(1 << 16, 0);
+  CHECK(cuMemcpyHtoD(dev, host.data(), host.size()) == CUDA_SUCCESS);
+  CHECK(cuMemcpyHtoD(pooled, host.data(), host.size()) == CUDA_SUCCESS);
+  CHECK(cuMemcpyDtoH(back.data(), pooled, back.size()) == CUDA_SUCCESS);
+  CHECK(back == host);
+  std::memset(pinned, 1, 1 << 16);
+  std::memset(reinterpret_cast<void*>(managed), 2, 1 << 16);
+
+  close(pool_fd);
+  CHECK(cuMemFreeAsync(pooled, nullptr) == CUDA_SUCCESS);
+  CHECK(cuCtxSynchronize() == CUDA_SUCCESS);
+  CHECK(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+  CHECK(cuMemFree(managed) == CUDA_SUCCESS);
+  CHECK(cuMemFreeHost(pinned) == CUDA_SUCCESS);
+  CHECK(cuMemFree(dev) == CUDA_SUCCESS);
+}
+
+// Issue 22, item 2: imports trusted a memfd's name. A copy of an exported descriptor's name on
+// a memfd of another process's making (unsealed, or sealed but shorter than the pool's window)
+// is a descriptor no driver exported: CUDA_ERROR_UNKNOWN, as for any foreign memfd.
+TEST_CASE("a memfd that copies an export's name is refused at import", "[security]") {
+  primary();
+  CUmemPoolProps pp;
+  std::memset(&pp, 0, sizeof pp);
+  pp.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  pp.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  pp.maxSize = 64 << 20;
+  CUmemoryPool pool = nullptr;
+  REQUIRE(cuMemPoolCreate(&pool, &pp) == CUDA_SUCCESS);
+  int pool_fd = -1;
+  REQUIRE(cuMemPoolExportToShareableHandle(&pool_fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) ==
+          CUDA_SUCCESS);
+  CUmemAllocationProp p;
+  std::memset(&p, 0, sizeof p);
+  p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  p.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  CUmemGenericAllocationHandle vmm = 0;
+  REQUIRE(cuMemCreate(&vmm, 2 << 20, &p, 0) == CUDA_SUCCESS);
+  int vmm_fd = -1;
+  REQUIRE(cuMemExportToShareableHandle(&vmm_fd, vmm, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) == CUDA_SUCCESS);
+
+  auto name_of = [](int fd) {
+    char path[64], link[512];
+    std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    REQUIRE(n > 0);
+    std::string l(link, static_cast<size_t>(n));
+    l = l.substr(std::strlen("/memfd:"));
+    return l.substr(0, l.find(" (deleted)"));
+  };
+  auto forge = [](const std::string& name, off_t size, bool seal) {
+    int fd = memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    REQUIRE(fd >= 0);
+    REQUIRE(ftruncate(fd, size) == 0);
+    if (seal) REQUIRE(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0);
+    return fd;
+  };
+  struct stat pst {}, vst {};
+  REQUIRE(fstat(pool_fd, &pst) == 0);
+  REQUIRE(fstat(vmm_fd, &vst) == 0);
+
+  CUmemoryPool imported = nullptr;
+  const int unsealed_pool = forge(name_of(pool_fd), pst.st_size, false);
+  CHECK(cuMemPoolImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t(unsealed_pool)),
+                                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) == CUDA_ERROR_UNKNOWN);
+  CHECK(last_why().find("not sealed") != std::string::npos);
+  const int short_pool = forge(name_of(pool_fd), 4096, true);
+  CHECK(cuMemPoolImportFromShareableHandle(&imported, reinterpret_cast<void*>(intptr_t(short_pool)),
+                                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) == CUDA_ERROR_UNKNOWN);
+  CHECK(last_why().find("fewer than") != std::string::npos);
+  CUmemGenericAllocationHandle h = 0;
+  const int unsealed_vmm = forge(name_of(vmm_fd), vst.st_size, false);
+  CHECK(cuMemImportFromShareableHandle(&h, reinterpret_cast<void*>(intptr_t(unsealed_vmm)),
+                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == CUDA_ERROR_UNKNOWN);
+  CHECK(last_why().find("not sealed") != std::string::npos);
+
+  // The real exports still import (the checks refuse only what no driver made).
+  CHECK(cuMemImportFromShareableHandle(&h, reinterpret_cast<void*>(intptr_t(vmm_fd)),
+                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == CUDA_SUCCESS);
+  CHECK(cuMemRelease(h) == CUDA_SUCCESS);
+
+  for (int fd : {unsealed_pool, short_pool, unsealed_vmm, pool_fd, vmm_fd}) close(fd);
+  CHECK(cuMemRelease(vmm) == CUDA_SUCCESS);
+  CHECK(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
 }
 
 TEST_CASE("another user reaches neither the registry, nor our memory, nor our IPC handles", "[security]") {
