@@ -230,7 +230,7 @@ Errc cuEventCreate(CUevent* ph, unsigned int Flags) noexcept {
   if ((Flags & 0x4u) && !(Flags & 0x2u))
     return fail(Errc::invalid_value, "cuEventCreate: CU_EVENT_INTERPROCESS requires CU_EVENT_DISABLE_TIMING");
   auto ev = std::make_shared<Event>(Flags, ctx);
-  *ph = static_cast<CUevent>(events().add(ev));
+  *ph = static_cast<CUevent>(events().add_fresh(ev));
   return Errc::success;
 }
 

@@ -11,6 +11,13 @@
 
 namespace cuda_shim {
 
+// Handle values counted up from a base: unique for the process's life across every kind of
+// object (an event's handle never equals an allocation's), never an object's address.
+inline void* registry_fresh_handle() {
+  static std::atomic<uint64_t> next{1};
+  return reinterpret_cast<void*>(uintptr_t{0x7c00'0000'0000} + (next.fetch_add(1, std::memory_order_relaxed) << 4));
+}
+
 template <class T>
 class Registry {
  public:
@@ -21,6 +28,17 @@ class Registry {
     map_.emplace(h, std::move(obj));
     return h;
   }
+  // Takes shared ownership under a handle value never given before (never the object's address):
+  // after the object dies, its handle stays stale forever instead of naming the next object that
+  // the allocator places at the same address (a second destroy would destroy that one).
+  void* add_fresh(std::shared_ptr<T> obj) { return add_as(fresh_handle(), std::move(obj)); }
+  // Takes shared ownership under handle h (one from fresh_handle, given back for the same object).
+  void* add_as(void* h, std::shared_ptr<T> obj) {
+    std::unique_lock lk(m_);
+    map_.insert_or_assign(h, std::move(obj));
+    return h;
+  }
+  static void* fresh_handle() { return registry_fresh_handle(); }
   std::shared_ptr<T> find(const void* h) const {
     if (!h) return nullptr;
     std::shared_lock lk(m_);

@@ -227,7 +227,7 @@ Errc cuIpcOpenEventHandle(CUevent* phEvent, CUipcEventHandle handle) noexcept {
                 "other processes (use the event itself here)", api);
   auto ev = std::make_shared<Event>(CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING, ctx);
   ev->share(words, h.token.hi, h.token.lo, false);
-  *phEvent = static_cast<CUevent>(events().add(ev));
+  *phEvent = static_cast<CUevent>(events().add_fresh(ev));
   return Errc::success;
 }
 

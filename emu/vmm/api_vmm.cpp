@@ -157,7 +157,7 @@ std::vector<uint64_t> object_fields(const CUmemAllocationProp& p, size_t size) {
 CUmemGenericAllocationHandle publish(const AllocationPtr& a) {
   std::lock_guard lk(st().m);
   a->handle_refs = 1;
-  st().handles.add(a);
+  st().handles.add_as(reinterpret_cast<void*>(a->handle()), a);
   return handle_of(a);
 }
 
@@ -342,7 +342,7 @@ Errc cuMemRelease(CUmemGenericAllocationHandle handle) noexcept {
   // garbage value crashes the real driver.
   TRY(handle_arg(handle, api, a));
   // Measured: released while mapped, the handle dies and the memory stays until unmapped.
-  if (--a->handle_refs == 0) dead = st().handles.remove(a.get());
+  if (--a->handle_refs == 0) dead = st().handles.remove(reinterpret_cast<void*>(a->handle()));
   return Errc::success;
 }
 
@@ -367,7 +367,7 @@ Errc cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* add
     return fail(Errc::invalid_value, "{}: addr = {} lies in no cuMemMap mapping", api, addr);
   // Measured: the same handle value, also after the handle was released while mapped.
   AllocationPtr a = m->alloc;
-  if (a->handle_refs++ == 0) st().handles.add(a);
+  if (a->handle_refs++ == 0) st().handles.add_as(reinterpret_cast<void*>(a->handle()), a);
   *handle = handle_of(a);
   return Errc::success;
 }

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/registry.hpp"
 #include "core/errc.hpp"
 #include "ipc/shareable.hpp"
 
@@ -47,7 +48,9 @@ struct Allocation {
   Allocation& operator=(const Allocation&) = delete;
   ~Allocation();
   bool host_located() const { return prop.location.type != CU_MEM_LOCATION_TYPE_DEVICE; }
-  CUmemGenericAllocationHandle handle() const { return reinterpret_cast<uintptr_t>(this); }
+  // Never an earlier allocation's handle (the address could be): a released handle stays dead.
+  const uintptr_t id = reinterpret_cast<uintptr_t>(registry_fresh_handle());
+  CUmemGenericAllocationHandle handle() const { return id; }
   std::string describe() const;  // for explanations
 };
 using AllocationPtr = std::shared_ptr<Allocation>;

@@ -659,3 +659,48 @@ TEST_CASE("synchronizing from inside a host function is CUDA_ERROR_NOT_PERMITTED
   CHECK(cuStreamDestroy(t.s) == CUDA_SUCCESS);
   still_works();
 }
+
+// Issue 22, item 4: a handle value was the object's address, so the next object the allocator
+// placed there got the same handle, and a second destroy through the stale one destroyed the
+// new object. Handles are now counted, never reused: a stale one stays dead.
+TEST_CASE("stale event and VMM handles never name a new object", "[handles][robustness]") {
+  primary();
+  for (int round = 0; round < 64; ++round) {
+    CUevent e1 = nullptr, e2 = nullptr;
+    REQUIRE(cuEventCreate(&e1, 0) == CUDA_SUCCESS);
+    REQUIRE(cuEventDestroy(e1) == CUDA_SUCCESS);
+    REQUIRE(cuEventCreate(&e2, 0) == CUDA_SUCCESS);
+    CHECK(e2 != e1);
+    CHECK(cuEventDestroy(e1) == CUDA_ERROR_INVALID_HANDLE);  // stale: e2 must survive it
+    CHECK(cuEventQuery(e2) == CUDA_SUCCESS);
+    REQUIRE(cuEventDestroy(e2) == CUDA_SUCCESS);
+  }
+  CUmemAllocationProp p;
+  std::memset(&p, 0, sizeof p);
+  p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  for (int round = 0; round < 16; ++round) {
+    CUmemGenericAllocationHandle h1 = 0, h2 = 0;
+    REQUIRE(cuMemCreate(&h1, 2 << 20, &p, 0) == CUDA_SUCCESS);
+    REQUIRE(cuMemRelease(h1) == CUDA_SUCCESS);
+    REQUIRE(cuMemCreate(&h2, 2 << 20, &p, 0) == CUDA_SUCCESS);
+    CHECK(h2 != h1);
+    CHECK(cuMemRelease(h1) == CUDA_ERROR_INVALID_VALUE);  // stale, measured code for a released handle
+    CUmemAllocationProp q;
+    CHECK(cuMemGetAllocationPropertiesFromHandle(&q, h2) == CUDA_SUCCESS);
+    REQUIRE(cuMemRelease(h2) == CUDA_SUCCESS);
+  }
+  // A handle released while mapped comes back the same from cuMemRetainAllocationHandle
+  // (measured), and a stale value of another allocation still names nothing.
+  CUmemGenericAllocationHandle h = 0, back = 0;
+  REQUIRE(cuMemCreate(&h, 2 << 20, &p, 0) == CUDA_SUCCESS);
+  CUdeviceptr va = 0;
+  REQUIRE(cuMemAddressReserve(&va, 2 << 20, 0, 0, 0) == CUDA_SUCCESS);
+  REQUIRE(cuMemMap(va, 2 << 20, 0, h, 0) == CUDA_SUCCESS);
+  REQUIRE(cuMemRelease(h) == CUDA_SUCCESS);
+  REQUIRE(cuMemRetainAllocationHandle(&back, reinterpret_cast<void*>(va)) == CUDA_SUCCESS);
+  CHECK(back == h);
+  CHECK(cuMemRelease(back) == CUDA_SUCCESS);
+  CHECK(cuMemUnmap(va, 2 << 20) == CUDA_SUCCESS);
+  CHECK(cuMemAddressFree(va, 2 << 20) == CUDA_SUCCESS);
+}
