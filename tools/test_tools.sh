@@ -82,8 +82,16 @@ check "info takes its options in any order" 0 sh -c "'$shim' info -L --devices 3
   test \$(wc -l <'$tmp/list3') = 3"
 check "info: option without its value refused" 2 "$shim" info -L --devices
 check "info: unknown option reaches cuda-shim-info and is refused" 2 "$shim" info -L --bogus
-check "out-of-range device count names the valid range" 0 sh -c "CUDA_SHIM_DEVICES=99 '$shim' info -L 2>'$tmp/err' >/dev/null;
-  grep -q \"CUDA_SHIM_DEVICES: devices = '99' is not a device count: 0 to 64 are valid (keeping 1)\" '$tmp/err'"
+check "out-of-range device count names the valid range" 0 sh -c "CUDA_SHIM_DEVICES=577 '$shim' info -L 2>'$tmp/err' >/dev/null;
+  grep -q \"CUDA_SHIM_DEVICES: devices = '577' is not a device count: 0 to 576 are valid (keeping 1)\" '$tmp/err'"
+# NVL72-class machines and the largest NVLink domains: every device listed, each at its own PCI address.
+for n in 72 576; do
+  check "$n devices, each with its own PCI bus id and UUID" 0 sh -c "'$shim' info --devices $n >'$tmp/many' 2>&1 &&
+    test \$(grep -c '^GPU [0-9]*: ' '$tmp/many') = $n &&
+    test \$(grep '^  PCI bus id:' '$tmp/many' | sort -u | wc -l) = $n &&
+    test \$(grep -o 'UUID: GPU-[0-9a-f-]*' '$tmp/many' | sort -u | wc -l) = $n &&
+    ! grep '^  PCI bus id:' '$tmp/many' | grep -qv ':[01][0-9a-f]\\.0\$'"
+done
 check "bad driver version names the valid form" 0 sh -c "CUDA_SHIM_DRIVER_VERSION=13.x '$shim' info -L 2>'$tmp/err' >/dev/null;
   grep -q \"CUDA_SHIM_DRIVER_VERSION: driver_version = '13.x' is not a driver version\" '$tmp/err'"
 # The demo through a pipe: the explanation of its deliberate error comes right before the line

@@ -1,4 +1,5 @@
 #include "core/config.hpp"
+#include "core/limits.hpp"
 
 #include <cstdlib>
 #include <utility>
@@ -28,7 +29,6 @@ bool parse_u64(const std::string& v, uint64_t& out) {
   return true;
 }
 
-constexpr int kMaxDevices = 64;
 
 // "file:line" for a configuration file, the variable's name for the environment.
 std::string where(const std::string& origin, int lineno) {

@@ -66,10 +66,13 @@ Driver::Driver() : cfg_(Config::get()) {
     d->attr[kAttrConcurrentManagedAccess] = d->cfg.concurrent_managed_access;
     d->attr[kAttrPageableMemoryAccess] = d->cfg.pageable_memory_access;
     d->attr_valid[kAttrHostNumaId] = true;
-    // PCI location: the measured H200 sits at 0000:00:06.0; further devices follow it.
+    // PCI location: the measured H200 sits at 0000:00:06.0; further devices follow it, 32 to a
+    // bus (a PCI device number has 5 bits), then on the next buses.
+    const int slot = d->attr[kAttrPciDeviceId] + i;
     d->pci_domain = d->attr[kAttrPciDomainId];
-    d->pci_bus = d->attr[kAttrPciBusId];
-    d->pci_device = d->attr[kAttrPciDeviceId] + i;
+    d->pci_bus = d->attr[kAttrPciBusId] + slot / 32;
+    d->pci_device = slot % 32;
+    d->attr[kAttrPciBusId] = d->pci_bus;
     d->attr[kAttrPciDeviceId] = d->pci_device;
     d->pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}.0", d->pci_domain, d->pci_bus, d->pci_device);
     // Logical endpoints (13.3): supported, counted operations included; attributes a 13.0

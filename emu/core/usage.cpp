@@ -1,11 +1,11 @@
 #include "core/usage.hpp"
+#include "core/limits.hpp"
 
 #include <atomic>
 #include <mutex>
 
 namespace cuda_shim::usage {
 namespace {
-constexpr int kMaxDevices = 64;
 std::atomic<const Hooks*> g_hooks{nullptr};
 std::mutex g_mu;  // keeps the hook's calls in the order of the counts they carry
 int g_live[kMaxDevices] = {};

@@ -17,8 +17,8 @@
 namespace cuda_shim::ipc {
 
 // 2: logical endpoint tables; 3: orphaned IPC events (kOrphan), legacy IPC handles name their
-// exporter (pid and start time); 4: each process's device memory and contexts (usage.cpp)
-constexpr uint32_t kLayoutVersion = 4;
+// exporter (pid and start time); 4: each process's device memory and contexts (usage.cpp); 5: up to 576 devices (core/limits.hpp)
+constexpr uint32_t kLayoutVersion = 5;
 
 // Kinds of registry records.
 enum class RecordKind : uint32_t {

@@ -1,4 +1,5 @@
 #include "memory/address_space.hpp"
+#include "core/limits.hpp"
 
 #include <cuda.h>
 
@@ -108,7 +109,6 @@ size_t AddressSpace::count() const {
 }
 
 namespace {
-constexpr int kMaxDevices = 64;
 std::array<std::atomic<uint64_t>, kMaxDevices> g_charged{};
 // Where other processes read this process's charges (a slot of the shared registry), or null.
 std::atomic<uint64_t*> g_mirror{nullptr};

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/errc.hpp"
+#include "core/limits.hpp"
 #include "ipc/shareable.hpp"
 #include "memory/backing.hpp"
 
@@ -128,7 +129,7 @@ void uncharge(int ordinal, size_t bytes) noexcept;
 uint64_t charged(int ordinal) noexcept;
 // Keeps words[0..kMaxChargedDevices) equal to charged(0..) from now on, without a lock (the
 // registry's slot of this process, where others read it); null stops it.
-constexpr int kMaxChargedDevices = 64;
+constexpr int kMaxChargedDevices = kMaxDevices;
 void set_charge_mirror(uint64_t* words) noexcept;
 
 // Frees every allocation a context owns; for the context's destroy / primary reset path.

@@ -15,6 +15,7 @@
 #include <cuda.h>
 
 #include "nvml/nvml_internal.hpp"
+#include "core/limits.hpp"
 
 namespace cuda_shim::nvml {
 namespace {
@@ -22,7 +23,6 @@ namespace {
 using nvml_bridge::DeviceInfo;
 using nvml_bridge::NvmlTable;
 
-constexpr int kMaxDevices = 64;
 struct DeviceSlot {
   int ordinal;
 };

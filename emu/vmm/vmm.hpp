@@ -25,13 +25,13 @@
 #include <string>
 
 #include "core/registry.hpp"
+#include "core/limits.hpp"
 #include "core/errc.hpp"
 #include "ipc/shareable.hpp"
 
 namespace cuda_shim::vmm {
 
 constexpr size_t kGranularity = size_t(2) << 20;  // measured: minimum = recommended, every location
-constexpr int kMaxDevices = 64;
 
 struct Allocation {
   CUmemAllocationProp prop{};  // as cuMemGetAllocationPropertiesFromHandle reports it
