@@ -238,6 +238,9 @@ struct Worker {
     MUST(cuMemAlloc(&o.ptr, o.size));
     auto v = fill(o.seed, o.size);
     MUST(cuMemcpyHtoD(o.ptr, v.data(), o.size));
+    // From pageable memory, cuMemcpyHtoD may return before the DMA lands (documented; seen on an
+    // H100 as importers reading old bytes): only a synchronize makes the bytes another process's.
+    MUST(cuCtxSynchronize());
     CUipcMemHandle h;
     MUST(cuIpcGetMemHandle(&h, o.ptr));
     Msg m;
@@ -269,6 +272,7 @@ struct Worker {
     MUST(cuStreamSynchronize(nullptr));
     auto v = fill(o.seed, o.size);
     MUST(cuMemcpyHtoD(o.ptr, v.data(), o.size));
+    MUST(cuCtxSynchronize());  // as in publish_legacy: the bytes have landed before anyone imports
     CUmemPoolPtrExportData x;
     std::memset(&x, 0, sizeof x);
     MUST(cuMemPoolExportPointer(&x, o.ptr));
@@ -346,6 +350,9 @@ struct Worker {
       if (x == CUDA_SUCCESS) bytes_ok = pattern_ok(v, m.seed);
       uint64_t mb = mailbox_value(m.seed);
       note(CALL(cuMemcpyHtoD(p + m.size - kMailbox, &mb, kMailbox)));
+      // The mailbox write lands before this import is reported done and the exporter may free
+      // (and reuse) the memory: a pageable copy's DMA may still be in flight when it returns.
+      note(CALL(cuCtxSynchronize()));
     };
     if (m.kind == kLegacy) {
       CUipcMemHandle h;
