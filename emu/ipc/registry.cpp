@@ -1,5 +1,8 @@
 #include "ipc/registry.hpp"
 
+#include "core/config.hpp"
+#include "ipc/registry_name.hpp"
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -237,6 +240,19 @@ void event_unshare(const Token& token) noexcept {
 }
 
 std::string segment_name() { return default_name(); }
+
+namespace seg {
+std::string default_name() {
+  if (const char* e = std::getenv("CUDA_SHIM_REGISTRY"); e && *e) return e[0] == '/' ? e + 1 : e;
+  static const std::string name = [] {
+    std::string why;
+    std::string n = resolve_registry_name(fmt::format("cuda-shim-{}", ::getuid()), private_registry_dir(), why);
+    if (!why.empty() && Config::get().explain) std::fprintf(stderr, "cuda-shim: registry: %s\n", why.c_str());
+    return n;
+  }();
+  return name;
+}
+}  // namespace seg
 
 std::string dump() {
   Errc e = Errc::success;

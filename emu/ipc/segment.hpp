@@ -90,10 +90,9 @@ struct Layout {
 };
 static_assert(std::is_trivially_copyable_v<ProcSlot> && std::is_trivially_copyable_v<RecordSlot>);
 
-inline std::string default_name() {
-  if (const char* e = std::getenv("CUDA_SHIM_REGISTRY"); e && *e) return e[0] == '/' ? e + 1 : e;
-  return fmt::format("cuda-shim-{}", ::getuid());
-}
+// The registry segment's name: CUDA_SHIM_REGISTRY, else cuda-shim-<uid> unless another user
+// took that name first (registry_name.hpp). Resolved once per process (registry.cpp).
+std::string default_name();
 
 // starttime (field 22) of /proc/<pid>/stat; 0 when the process is gone.
 inline uint64_t start_time(int pid) {
@@ -345,7 +344,9 @@ class Segment {
     return p;
   }
 
-  std::string attach() {
+  // Out of line: inlined into get()'s call_once, GCC 12 reports a false -Wrestrict in the
+  // string moves (GCC PR 105329).
+  [[gnu::noinline]] std::string attach() {
     name_ = default_name();
     for (int attempt = 0; attempt < 8; ++attempt) {
       std::string why = try_attach();
