@@ -1,5 +1,6 @@
 #include <unistd.h>
 #include "common.hpp"
+#include "multiprocess.hpp"
 
 #include <string>
 
@@ -32,4 +33,21 @@ CUcontext child_primary_ctx(int ordinal) {
       cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS || cuCtxSetCurrent(ctx) != CUDA_SUCCESS)
     _exit(99);
   return ctx;
+}
+
+// A process that uses device memory: receives a byte count, allocates it on device 0 (in its
+// primary context), answers 0 (1 when the allocation fails), and holds it until the parent sends
+// anything or closes the channel. For tests of what other processes see (memory info, NVML).
+MP_CHILD(device_memory_holder) {
+  child_primary_ctx();
+  const auto bytes = static_cast<size_t>(ch.recv_int());
+  CUdeviceptr p = 0;
+  if (cuMemAlloc(&p, bytes) != CUDA_SUCCESS) {
+    ch.send_int(1);
+    return 1;
+  }
+  ch.send_int(0);
+  ch.recv_int();  // until the parent says so (or EOF)
+  cuMemFree(p);
+  return 0;
 }

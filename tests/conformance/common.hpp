@@ -26,3 +26,5 @@ inline bool all_bytes(const std::vector<unsigned char>& v, unsigned char b) {
 CUcontext conformance_primary_ctx();
 // The same for a multiprocess test's child (no Catch2 there): exits with 99 on failure.
 CUcontext child_primary_ctx(int ordinal = 0);
+// Multiprocess child "device_memory_holder" (common.cpp): mp::spawn it, send the byte count, read
+// 0 once it holds that much device memory; send anything to let it free and exit.

@@ -40,27 +40,14 @@ size_t wait_free_at_least(size_t want) {
 
 }  // namespace
 
-// Allocates kBytes, reports, then holds them until told to go (or killed).
-MP_CHILD(meminfo_holder) {
-  child_primary_ctx();
-  CUdeviceptr p = 0;
-  if (cuMemAlloc(&p, kBytes) != CUDA_SUCCESS) {
-    ch.send_int(1);
-    return 1;
-  }
-  ch.send_int(0);
-  ch.recv_int();  // until the parent says so (or EOF)
-  cuMemFree(p);
-  return 0;
-}
-
 TEST_CASE("cuMemGetInfo counts another process's allocation until it exits or is killed") {
   REQUIRE(kIsolated);
   conformance_primary_ctx();
   const size_t before = free_now();
 
   SECTION("the child exits") {
-    auto c = mp::spawn("meminfo_holder");
+    auto c = mp::spawn("device_memory_holder");
+    c.ch.send_int(static_cast<int64_t>(kBytes));
     REQUIRE(c.ch.recv_int() == 0);
     size_t during = free_now();
     CHECK(during <= before - kBytes);  // the child's bytes (and, on a GPU, its context) are used
@@ -69,7 +56,8 @@ TEST_CASE("cuMemGetInfo counts another process's allocation until it exits or is
     CHECK(wait_free_at_least(before) >= before);
   }
   SECTION("the child is killed") {
-    auto c = mp::spawn("meminfo_holder");
+    auto c = mp::spawn("device_memory_holder");
+    c.ch.send_int(static_cast<int64_t>(kBytes));
     REQUIRE(c.ch.recv_int() == 0);
     CHECK(free_now() <= before - kBytes);
     c.kill(SIGKILL);

@@ -50,18 +50,6 @@ bool has_pid(nvmlDevice_t d, unsigned pid, unsigned long long* bytes = nullptr) 
 
 }  // namespace
 
-MP_CHILD(nvml_holder) {
-  child_primary_ctx();
-  CUdeviceptr p = 0;
-  if (cuMemAlloc(&p, kBytes) != CUDA_SUCCESS) {
-    ch.send_int(1);
-    return 1;
-  }
-  ch.send_int(0);
-  ch.recv_int();
-  return 0;
-}
-
 TEST_CASE("NVML is reference-counted and refuses calls before nvmlInit") {
   unsigned n = 0;
   CHECK(nvmlShutdown() == NVML_ERROR_UNINITIALIZED);
@@ -193,7 +181,8 @@ TEST_CASE("NVML sees every process's memory, as cuMemGetInfo does, and not itsel
   nvmlMemory_t m0{};
   REQUIRE(nvmlDeviceGetMemoryInfo(d, &m0) == NVML_SUCCESS);
 
-  auto c = mp::spawn("nvml_holder");
+  auto c = mp::spawn("device_memory_holder");
+  c.ch.send_int(static_cast<int64_t>(kBytes));
   REQUIRE(c.ch.recv_int() == 0);
   nvmlMemory_t m1{};
   REQUIRE(nvmlDeviceGetMemoryInfo(d, &m1) == NVML_SUCCESS);

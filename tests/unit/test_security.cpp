@@ -69,6 +69,33 @@ std::vector<FdEntry> fds_with_link(const std::string& prefix) {
   return out;
 }
 
+// A device pool shareable as POSIX descriptors (maxSize 0: the device's), and its exported descriptor.
+CUmemoryPool exported_pool(int& fd, size_t max_size = 0) {
+  CUmemPoolProps pp;
+  std::memset(&pp, 0, sizeof pp);
+  pp.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  pp.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  pp.maxSize = max_size;
+  CUmemoryPool pool = nullptr;
+  REQUIRE(cuMemPoolCreate(&pool, &pp) == CUDA_SUCCESS);
+  REQUIRE(cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) == CUDA_SUCCESS);
+  return pool;
+}
+
+// A 2 MiB cuMemCreate allocation shareable as a POSIX descriptor, and its exported descriptor.
+CUmemGenericAllocationHandle exported_vmm(int& fd) {
+  CUmemAllocationProp p;
+  std::memset(&p, 0, sizeof p);
+  p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  p.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  CUmemGenericAllocationHandle h = 0;
+  REQUIRE(cuMemCreate(&h, 2 << 20, &p, 0) == CUDA_SUCCESS);
+  REQUIRE(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) == CUDA_SUCCESS);
+  return h;
+}
+
 unsigned mode_of(int fd) {
   struct stat st {};
   REQUIRE(fstat(fd, &st) == 0);
@@ -173,27 +200,11 @@ TEST_CASE("every memfd the emulator creates is mode 0600", "[security]") {
   REQUIRE(cuMemAllocAsync(&pooled, 4096, nullptr) == CUDA_SUCCESS);  // the default pool's window
 
   // Exported POSIX descriptors: a cuMemCreate allocation and a pool.
-  CUmemAllocationProp p;
-  std::memset(&p, 0, sizeof p);
-  p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  p.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  CUmemGenericAllocationHandle vmm = 0;
-  REQUIRE(cuMemCreate(&vmm, 2 << 20, &p, 0) == CUDA_SUCCESS);
   int vmm_fd = -1;
-  REQUIRE(cuMemExportToShareableHandle(&vmm_fd, vmm, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) == CUDA_SUCCESS);
+  CUmemGenericAllocationHandle vmm = exported_vmm(vmm_fd);
   CHECK(mode_of(vmm_fd) == 0600);
-
-  CUmemPoolProps pp;
-  std::memset(&pp, 0, sizeof pp);
-  pp.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-  pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  pp.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  CUmemoryPool pool = nullptr;
-  REQUIRE(cuMemPoolCreate(&pool, &pp) == CUDA_SUCCESS);
   int pool_fd = -1;
-  REQUIRE(cuMemPoolExportToShareableHandle(&pool_fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) ==
-          CUDA_SUCCESS);
+  CUmemoryPool pool = exported_pool(pool_fd);
   CHECK(mode_of(pool_fd) == 0600);
 
   int sem_fd = -1;
@@ -241,16 +252,8 @@ TEST_CASE("no holder of an emulator memfd can truncate it under its owner", "[se
   REQUIRE(cuMemAlloc(&dev, 1 << 16) == CUDA_SUCCESS);
   REQUIRE(cuMemAllocHost(&pinned, 1 << 16) == CUDA_SUCCESS);
   REQUIRE(cuMemAllocManaged(&managed, 1 << 16, CU_MEM_ATTACH_GLOBAL) == CUDA_SUCCESS);
-  CUmemPoolProps pp;
-  std::memset(&pp, 0, sizeof pp);
-  pp.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-  pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  pp.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  CUmemoryPool pool = nullptr;
-  REQUIRE(cuMemPoolCreate(&pool, &pp) == CUDA_SUCCESS);
   int pool_fd = -1;
-  REQUIRE(cuMemPoolExportToShareableHandle(&pool_fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) ==
-          CUDA_SUCCESS);
+  CUmemoryPool pool = exported_pool(pool_fd);
   CUdeviceptr pooled = 0;
   REQUIRE(cuMemAllocFromPoolAsync(&pooled, 1 << 20, pool, nullptr) == CUDA_SUCCESS);
   REQUIRE(cuCtxSynchronize() == CUDA_SUCCESS);
@@ -295,26 +298,10 @@ TEST_CASE("no holder of an emulator memfd can truncate it under its owner", "[se
 // is a descriptor no driver exported: CUDA_ERROR_UNKNOWN, as for any foreign memfd.
 TEST_CASE("a memfd that copies an export's name is refused at import", "[security]") {
   primary();
-  CUmemPoolProps pp;
-  std::memset(&pp, 0, sizeof pp);
-  pp.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-  pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  pp.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  pp.maxSize = 64 << 20;
-  CUmemoryPool pool = nullptr;
-  REQUIRE(cuMemPoolCreate(&pool, &pp) == CUDA_SUCCESS);
   int pool_fd = -1;
-  REQUIRE(cuMemPoolExportToShareableHandle(&pool_fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) ==
-          CUDA_SUCCESS);
-  CUmemAllocationProp p;
-  std::memset(&p, 0, sizeof p);
-  p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  p.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  CUmemGenericAllocationHandle vmm = 0;
-  REQUIRE(cuMemCreate(&vmm, 2 << 20, &p, 0) == CUDA_SUCCESS);
+  CUmemoryPool pool = exported_pool(pool_fd, 64 << 20);
   int vmm_fd = -1;
-  REQUIRE(cuMemExportToShareableHandle(&vmm_fd, vmm, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) == CUDA_SUCCESS);
+  CUmemGenericAllocationHandle vmm = exported_vmm(vmm_fd);
 
   auto name_of = [](int fd) {
     char path[64], link[512];
