@@ -24,21 +24,19 @@ class Registry {
   // Takes shared ownership; the handle value is the object's address.
   void* add(std::shared_ptr<T> obj) {
     void* h = obj.get();
-    std::unique_lock lk(m_);
-    map_.emplace(h, std::move(obj));
-    return h;
+    return add_as(h, std::move(obj));
   }
   // Takes shared ownership under a handle value never given before (never the object's address):
   // after the object dies, its handle stays stale forever instead of naming the next object that
   // the allocator places at the same address (a second destroy would destroy that one).
-  void* add_fresh(std::shared_ptr<T> obj) { return add_as(fresh_handle(), std::move(obj)); }
-  // Takes shared ownership under handle h (one from fresh_handle, given back for the same object).
+  void* add_fresh(std::shared_ptr<T> obj) { return add_as(registry_fresh_handle(), std::move(obj)); }
+  // Takes shared ownership under handle h (its address, or one from registry_fresh_handle given
+  // back for the same object).
   void* add_as(void* h, std::shared_ptr<T> obj) {
     std::unique_lock lk(m_);
     map_.insert_or_assign(h, std::move(obj));
     return h;
   }
-  static void* fresh_handle() { return registry_fresh_handle(); }
   std::shared_ptr<T> find(const void* h) const {
     if (!h) return nullptr;
     std::shared_lock lk(m_);
