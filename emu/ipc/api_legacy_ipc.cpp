@@ -77,11 +77,16 @@ Errc cuIpcGetMemHandle(CUipcMemHandle* pHandle, CUdeviceptr dptr) noexcept {
   {
     std::lock_guard lk(g_export_m);
     if (r->ipc_export.zero()) {
-      ipc::FdInfo info = ipc::describe_fd(r->backing->fd());
+      // Its first export moves the allocation out of the shared arena into a memfd of its own;
+      // work in flight on its context must land first, or the move would lose it.
+      if (!r->backing->shareable() && r->ctx) r->ctx->synchronize();
+      int fd = -1;
+      TRY(r->backing->shareable_fd(fd, api));
+      ipc::FdInfo info = ipc::describe_fd(fd);
       ipc::Record rec;
       rec.kind = ipc::RecordKind::legacy_mem;
       rec.token = ipc::random_token();
-      rec.fd = r->backing->fd();
+      rec.fd = fd;
       rec.dev = info.dev;
       rec.ino = info.ino;
       rec.size = r->size;

@@ -2,6 +2,7 @@
 
 #include "core/memfd.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,23 +26,71 @@ uint64_t physical_memory() noexcept {
 }
 
 std::shared_ptr<Backing> Backing::create(size_t size, View view, const char* api, Errc& err) {
+  return carve(view == View::device ? ArenaClass::device : ArenaClass::host, size, page_size(), api, err);
+}
+
+std::shared_ptr<Backing> Backing::carve(ArenaClass c, size_t size, size_t align, const char* api, Errc& err) {
   const size_t ps = page_size();
-  if (size > SIZE_MAX - ps) {
+  if (size > SIZE_MAX - kArenaBytes - align) {
     err = fail(Errc::out_of_memory, "{}: {} bytes cannot be mapped", api, size);
     return nullptr;
   }
   const size_t len = (size + ps - 1) / ps * ps;
   std::shared_ptr<Backing> b(new Backing());
-  // Mode 0600: through /proc/<pid>/fd only this user may open the memory (legacy IPC importers
-  // run as the same user); a sealed size: no importer can truncate it under this process.
-  b->fd_ = sealed_memfd(view == View::device ? "cuda-shim-device" : "cuda-shim-host", len);
-  if (b->fd_ < 0) {
-    err = fail(Errc::out_of_memory, "{}: cannot create a {}-byte backing file ({})", api, len, std::strerror(errno));
+  if (!mem::carve(c, len, align, b->extent_)) {
+    err = fail(Errc::out_of_memory, "{}: cannot map {} more bytes of {} memory ({})", api, len,
+               c == ArenaClass::host ? "pinned host" : c == ArenaClass::managed ? "managed" : "device",
+               std::strerror(errno));
     return nullptr;
   }
-  std::shared_ptr<Backing> m = adopt(b->fd_, len, view, api, err);
-  b->fd_ = -1;
-  return m;
+  b->size_ = len;
+  b->user_ = b->extent_.user;
+  b->shadow_ = b->extent_.shadow;
+  err = Errc::success;
+  return b;
+}
+
+Errc Backing::shareable_fd(int& fd, const char* api) {
+  if (fd_ >= 0 || !extent_.arena) {
+    fd = fd_;
+    return fd_ >= 0 ? Errc::success : fail(Errc::invalid_value, "{}: this memory has no shareable backing", api);
+  }
+  if (user_ == shadow_) return fail(Errc::invalid_value, "{}: host memory is not shared this way", api);
+  int own = sealed_memfd("cuda-shim-device", size_);
+  if (own < 0)
+    return fail(Errc::out_of_memory, "{}: cannot create a {}-byte memfd to share the allocation ({})", api, size_,
+                std::strerror(errno));
+  // Copy only what was written: untouched pages stay holes in both files.
+  const int afd = arena_fd(extent_);
+  const off_t first = static_cast<off_t>(extent_.offset), end = first + static_cast<off_t>(size_);
+  for (off_t at = first; at < end;) {
+    off_t data = ::lseek(afd, at, SEEK_DATA);
+    if (data < 0 || data >= end) break;
+    off_t hole = ::lseek(afd, data, SEEK_HOLE);
+    if (hole < 0 || hole > end) hole = end;
+    for (off_t p = data; p < hole;) {
+      ssize_t n = ::pwrite(own, static_cast<char*>(shadow_) + (p - first), static_cast<size_t>(hole - p), p - first);
+      if (n <= 0) {
+        ::close(own);
+        return fail(Errc::out_of_memory, "{}: cannot copy the allocation to its own memfd ({})", api,
+                    std::strerror(errno));
+      }
+      p += n;
+    }
+    at = hole;
+  }
+  const int flags = MAP_SHARED | MAP_FIXED | MAP_NORESERVE;
+  if (::mmap(shadow_, size_, PROT_READ | PROT_WRITE, flags, own, 0) == MAP_FAILED ||
+      ::mmap(user_, size_, PROT_NONE, flags, own, 0) == MAP_FAILED) {
+    int e = errno;
+    remap_home(extent_);  // both views back on the arena's pages, which still hold the data
+    ::close(own);
+    return fail(Errc::out_of_memory, "{}: cannot map the allocation's own memfd ({})", api, std::strerror(e));
+  }
+  // The arena's copy is no longer seen by anyone: give its memory back now.
+  ::fallocate(afd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, first, static_cast<off_t>(size_));
+  fd = fd_ = own;
+  return Errc::success;
 }
 
 std::shared_ptr<Backing> Backing::adopt(int fd, size_t size, View view, const char* api, Errc& err) {
@@ -121,6 +170,17 @@ std::shared_ptr<Backing> Backing::adopt_range(int fd, uint64_t offset, size_t si
 }
 
 Backing::~Backing() {
+  if (extent_.arena) {
+    if (fd_ >= 0) {
+      // Moved out for IPC: the arena's pages go back under both views. Should that fail, the
+      // extent stays out of use rather than hand out addresses mapped to another file.
+      const bool home = remap_home(extent_);
+      ::close(fd_);
+      if (!home) return;
+    }
+    release(extent_);
+    return;
+  }
   if (shadow_ && shadow_ != user_) ::munmap(shadow_, size_);
   if (user_) ::munmap(user_, size_);
   if (fd_ >= 0) ::close(fd_);

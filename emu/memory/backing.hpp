@@ -1,15 +1,16 @@
-// Where emulated memory lives. Device memory is a memfd (lazily backed: a 140 GB
-// device costs nothing until its pages are touched, and a later IPC layer can hand the
-// fd to another process) mapped twice: a PROT_NONE view whose address is the "device
-// pointer" (host code that dereferences it faults, as on a GPU), and a read-write
-// shadow view through which the emulator copies. Pinned host memory is one read-write
-// memfd mapping: host and device see the same address (UVA).
+// Where emulated memory lives. Device memory is memfd pages (lazily backed: a 140 GB
+// device costs nothing until its pages are touched) mapped twice: a PROT_NONE view whose
+// address is the "device pointer" (host code that dereferences it faults, as on a GPU), and
+// a read-write shadow view through which the emulator copies. Pinned host memory is one
+// read-write mapping: host and device see the same address (UVA). Allocations are carved
+// from shared arenas (memory/arena.hpp); memory of other processes is adopted whole.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 
 #include "core/errc.hpp"
+#include "memory/arena.hpp"
 
 namespace cuda_shim::mem {
 
@@ -17,9 +18,11 @@ class Backing {
  public:
   enum class View { device, host };
 
-  // Maps `size` bytes (rounded up to whole pages). On failure records why with fail()
+  // `size` bytes (rounded up to whole pages) carved from this process's arenas, at a user
+  // address aligned to `align` (a page at least). On failure records why with fail()
   // (CUDA_ERROR_OUT_OF_MEMORY) and returns null.
   static std::shared_ptr<Backing> create(size_t size, View view, const char* api, Errc& err);
+  static std::shared_ptr<Backing> carve(ArenaClass c, size_t size, size_t align, const char* api, Errc& err);
   // Maps `size` bytes of an existing object (another process's memory); takes fd.
   static std::shared_ptr<Backing> adopt(int fd, size_t size, View view, const char* api, Errc& err);
   // Maps bytes [offset, offset + size) of an existing object (external memory); takes fd.
@@ -32,7 +35,13 @@ class Backing {
   Backing(const Backing&) = delete;
   Backing& operator=(const Backing&) = delete;
 
-  int fd() const { return fd_; }
+  // A descriptor of exactly this memory, for another process to map (legacy IPC). Memory carved
+  // from an arena first moves to a sealed memfd of its own, so an importer sees none of its
+  // neighbours and keeps its pages after this process frees them. Nothing may write the memory
+  // while it moves (the caller synchronizes its context). The descriptor stays owned here.
+  Errc shareable_fd(int& fd, const char* api);
+  // Whether shareable_fd has nothing to move.
+  bool shareable() const { return fd_ >= 0; }
   size_t mapped_size() const { return size_; }
   // The address handed to the user (device view: PROT_NONE; host view: read-write).
   uintptr_t user_address() const { return reinterpret_cast<uintptr_t>(user_) + delta_; }
@@ -46,6 +55,7 @@ class Backing {
   void* user_ = nullptr;
   void* shadow_ = nullptr;  // == user_ for host views
   size_t delta_ = 0;        // adopt_range: the first byte's distance from the page boundary
+  ArenaExtent extent_;           // carved memory: where in which arena (fd_ >= 0 once moved out)
 };
 
 size_t page_size() noexcept;

@@ -11,7 +11,6 @@
 #include <map>
 
 #include "core/context.hpp"
-#include "core/memfd.hpp"
 #include "core/driver.hpp"
 #include "core/stream.hpp"
 #include "memory/backing.hpp"
@@ -250,12 +249,8 @@ Errc alloc_managed(const std::shared_ptr<Context>& ctx, size_t bytes, unsigned f
                    CUdeviceptr& out) {
   const size_t ps = page_size();
   const size_t view = (bytes + ps - 1) / ps * ps;
-  int fd = sealed_memfd("cuda-shim-managed", view);  // this user's only, of a size nobody can change
-  if (fd < 0)
-    return fail(Errc::out_of_memory, "{}: cannot create {} bytes of managed memory ({})", api, bytes,
-                std::strerror(errno));
   Errc err = Errc::success;
-  auto b = Backing::adopt_range(fd, 0, bytes, Backing::View::device, api, err, kChunk, 0);
+  auto b = Backing::carve(ArenaClass::managed, bytes, kChunk, api, err);
   if (!b) return err;
   // Managed memory is the host's too: its view is read-write (the device view is PROT_NONE).
   if (::mprotect(reinterpret_cast<void*>(b->user_address()), view, PROT_READ | PROT_WRITE) != 0)

@@ -102,6 +102,25 @@ TEST_CASE("cudaMalloc memory shared through cudaIpcGetMemHandle", "[ipc][legacy]
   CHECK_RT(cudaFree(d), cudaSuccess);
 }
 
+// Opens the handle it is sent, checks the exporter's bytes, writes its own, then checks that
+// the exporter's later write reaches it.
+MP_CHILD(ipc_mem_neighbour) {
+  child_primary_ctx();
+  auto h = ch.recv_pod<cudaIpcMemHandle_t>();
+  size_t n = static_cast<size_t>(ch.recv_int());
+  void* p = nullptr;
+  cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+  ch.send_int(e);
+  if (e != cudaSuccess) return 1;
+  std::vector<unsigned char> buf(n);
+  ch.send_int(cudaMemcpy(buf.data(), p, n, cudaMemcpyDeviceToHost) == cudaSuccess && all_bytes(buf, 0x22));
+  ch.send_int(cudaMemset(p, 0x44, n) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess);
+  (void)ch.recv_int();  // the exporter wrote 0x55
+  ch.send_int(cudaMemcpy(buf.data(), p, n, cudaMemcpyDeviceToHost) == cudaSuccess && all_bytes(buf, 0x55));
+  ch.send_int(cudaIpcCloseMemHandle(p));
+  return 0;
+}
+
 MP_CHILD(ipc_open_freed) {
   child_primary_ctx();
   auto h = ch.recv_pod<cudaIpcMemHandle_t>();
@@ -410,3 +429,47 @@ TEST_CASE("(emulator) IPC event handles: flipped bits and random bytes open noth
   CHECK_RT(cudaEventDestroy(ev), cudaSuccess);
 }
 #endif
+
+// Issue 22, item 3: allocations share a few arenas, and an exported one moves to memory of its
+// own at its first export. What was written before the export, and by either side after it,
+// must be seen by both; the allocations beside it must be untouched by the importer's writes.
+TEST_CASE("a cudaMalloc allocation shared with another process keeps its bytes, and its neighbours stay its "
+          "exporter's", "[ipc][legacy]") {
+  conformance_primary_ctx();
+  const size_t n = 3 * 4096 + 100;
+  void *before = nullptr, *d = nullptr, *after = nullptr;
+  REQUIRE_RT(cudaMalloc(&before, n), cudaSuccess);
+  REQUIRE_RT(cudaMalloc(&d, n), cudaSuccess);
+  REQUIRE_RT(cudaMalloc(&after, n), cudaSuccess);
+  REQUIRE_RT(cudaMemset(before, 0x11, n), cudaSuccess);
+  REQUIRE_RT(cudaMemset(d, 0x22, n), cudaSuccess);
+  REQUIRE_RT(cudaMemset(after, 0x33, n), cudaSuccess);
+  REQUIRE_RT(cudaDeviceSynchronize(), cudaSuccess);
+  cudaIpcMemHandle_t h;
+  REQUIRE_RT(cudaIpcGetMemHandle(&h, d), cudaSuccess);
+  std::vector<unsigned char> back(n);
+  REQUIRE_RT(cudaMemcpy(back.data(), d, n, cudaMemcpyDeviceToHost), cudaSuccess);
+  CHECK(all_bytes(back, 0x22));  // the export changed nothing here
+
+  auto c = mp::spawn("ipc_mem_neighbour");
+  c.ch.send_pod(h);
+  c.ch.send_int(static_cast<int64_t>(n));
+  REQUIRE(c.ch.recv_int() == cudaSuccess);
+  CHECK(c.ch.recv_int() == 1);  // it read what was written before the export
+  CHECK(c.ch.recv_int() == 1);  // and wrote its own bytes
+  REQUIRE_RT(cudaMemcpy(back.data(), d, n, cudaMemcpyDeviceToHost), cudaSuccess);
+  CHECK(all_bytes(back, 0x44));
+  REQUIRE_RT(cudaMemcpy(back.data(), before, n, cudaMemcpyDeviceToHost), cudaSuccess);
+  CHECK(all_bytes(back, 0x11));
+  REQUIRE_RT(cudaMemcpy(back.data(), after, n, cudaMemcpyDeviceToHost), cudaSuccess);
+  CHECK(all_bytes(back, 0x33));
+  REQUIRE_RT(cudaMemset(d, 0x55, n), cudaSuccess);
+  REQUIRE_RT(cudaDeviceSynchronize(), cudaSuccess);
+  c.ch.send_int(0);
+  CHECK(c.ch.recv_int() == 1);  // the exporter's write after the export reached it
+  CHECK(c.ch.recv_int() == cudaSuccess);
+  CHECK(c.wait() == 0);
+  CHECK_RT(cudaFree(before), cudaSuccess);
+  CHECK_RT(cudaFree(d), cudaSuccess);
+  CHECK_RT(cudaFree(after), cudaSuccess);
+}

@@ -1,5 +1,10 @@
 // Device and host allocations, host registration, memory info, pointer attributes.
 // Expected codes are those measured on NVIDIA's driver (H200, 580.159.04, CUDA 13.0).
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -476,4 +481,73 @@ TEST_CASE("cuPointerSetAttribute sets SYNC_MEMOPS on device memory") {
   CHECK_CU(attr(v, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, p), CUDA_SUCCESS);
   CHECK(v == 1);
   CHECK_CU(cuMemFree(p), CUDA_SUCCESS);
+}
+
+namespace {
+size_t open_fds() {
+  size_t n = 0;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (readdir(d)) ++n;
+    closedir(d);
+  }
+  return n;
+}
+}  // namespace
+
+// Issue 22, item 3: a GPU has no descriptor per allocation. The emulator once took one memfd per
+// live allocation, so under `ulimit -n 1024` the 1,019th cudaMalloc failed and the program's
+// own open() calls failed while they were live.
+TEST_CASE("thousands of live allocations of every kind fit under a 32-descriptor headroom, and open() still "
+          "works", "[memory]") {
+  conformance_primary_ctx();
+  rlimit old{};
+  REQUIRE(getrlimit(RLIMIT_NOFILE, &old) == 0);
+  rlimit low = old;
+  low.rlim_cur = open_fds() + 32;
+  REQUIRE(low.rlim_cur <= old.rlim_max);
+  REQUIRE(setrlimit(RLIMIT_NOFILE, &low) == 0);
+  std::vector<CUdeviceptr> dev, managed;
+  std::vector<void*> pinned;
+  CUresult worst = CUDA_SUCCESS;
+  auto keep = [&](CUresult r) {
+    if (r != CUDA_SUCCESS && worst == CUDA_SUCCESS) worst = r;
+    return r == CUDA_SUCCESS;
+  };
+  for (size_t i = 0; i < 3000; ++i) {
+    CUdeviceptr p = 0;
+    if (keep(cuMemAlloc(&p, 512 + (i % 64) * 1000))) dev.push_back(p);
+  }
+  for (size_t i = 0; i < 1500; ++i) {
+    void* p = nullptr;
+    if (keep(cuMemAllocHost(&p, 4096 + (i % 4) * 4096))) pinned.push_back(p);
+  }
+  for (size_t i = 0; i < 300; ++i) {
+    CUdeviceptr p = 0;
+    if (keep(cuMemAllocManaged(&p, 4096, CU_MEM_ATTACH_GLOBAL))) managed.push_back(p);
+  }
+  int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const bool opened = fd >= 0;
+  if (fd >= 0) ::close(fd);
+  // A few spot checks that the memory is real and distinct.
+  const unsigned char a = 0xa5, b = 0x5a;
+  unsigned char got = 0;
+  if (dev.size() == 3000 && pinned.size() == 1500) {
+    CHECK_CU(cuMemcpyHtoD(dev[0], &a, 1), CUDA_SUCCESS);
+    CHECK_CU(cuMemcpyHtoD(dev[2999], &b, 1), CUDA_SUCCESS);
+    CHECK_CU(cuMemcpyDtoH(&got, dev[0], 1), CUDA_SUCCESS);
+    CHECK(got == a);
+    static_cast<unsigned char*>(pinned[1499])[0] = b;
+    CHECK_CU(cuMemcpyHtoD(dev[1], pinned[1499], 1), CUDA_SUCCESS);
+    CHECK_CU(cuMemcpyDtoH(&got, dev[1], 1), CUDA_SUCCESS);
+    CHECK(got == b);
+  }
+  for (CUdeviceptr p : dev) CHECK_CU(cuMemFree(p), CUDA_SUCCESS);
+  for (void* p : pinned) CHECK_CU(cuMemFreeHost(p), CUDA_SUCCESS);
+  for (CUdeviceptr p : managed) CHECK_CU(cuMemFree(p), CUDA_SUCCESS);
+  REQUIRE(setrlimit(RLIMIT_NOFILE, &old) == 0);
+  CHECK(cu_name(worst) == std::string("CUDA_SUCCESS"));
+  CHECK(dev.size() == 3000);
+  CHECK(pinned.size() == 1500);
+  CHECK(managed.size() == 300);
+  CHECK(opened);
 }
