@@ -753,18 +753,21 @@ Errc Pool::alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
         }
       }
     }
+    bool device_full = false;  // a range was free, but the device could not back its chunks
     if (at && !commit_range(at->off, r)) {
       at = nullptr;
       deps.clear();
+      device_full = device_located();
     }
     if (!at) {
       if (window_size_ < capacity_ && r <= capacity_)
         return fail(Errc::out_of_memory, "{}: {} bytes do not fit in the {} bytes of address space cuda-shim reserved "
                     "for {} (raise CUDA_SHIM_POOL_VA_MAX)", api, bytes, window_size_, describe());
-      if (device_located() && charged(props_.loc_id) + r > Driver::get().dev(props_.loc_id).cfg.total_mem)
-        return fail(Errc::out_of_memory, "{}: {} bytes requested from {}: device {} has no memory left ({} of {} bytes "
-                    "in use)", api, bytes, describe(), props_.loc_id, charged(props_.loc_id),
-                    Driver::get().dev(props_.loc_id).cfg.total_mem);
+      if (device_full || (device_located() && charged(props_.loc_id) + r > Driver::get().dev(props_.loc_id).cfg.total_mem))
+        return fail(Errc::out_of_memory, "{}: {} bytes requested from {}: device {} has no memory left for the pool to "
+                    "grow by ({} of {} bytes in use; pools take device memory {} MiB at a time)", api, bytes,
+                    describe(), props_.loc_id, charged(props_.loc_id), Driver::get().dev(props_.loc_id).cfg.total_mem,
+                    kPoolChunk >> 20);
       return fail(Errc::out_of_memory, "{}: {} bytes requested from {}: no free range of {} bytes within its capacity "
                   "of {} bytes ({} bytes in live allocations; frees other streams have not finished count as in use{})",
                   api, bytes, describe(), r, capacity_, used_,

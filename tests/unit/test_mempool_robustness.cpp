@@ -149,6 +149,29 @@ TEST_CASE("refusals name the rule and the pool", "[mempool][explain]") {
   CHECK(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
 }
 
+// Issue 22, item 8: a pool grows by 32 MiB chunks of device memory; when the device cannot give
+// one, the explanation blamed the pool's own capacity.
+TEST_CASE("a pool that cannot grow because the device is full says so", "[mempool][explain]") {
+  primary();
+  size_t free_b = 0, total = 0;
+  REQUIRE(cuMemGetInfo(&free_b, &total) == CUDA_SUCCESS);
+  CUdeviceptr fill = 0;  // all but 16 MiB (sparse: it costs address space only)
+  REQUIRE(cuMemAlloc(&fill, free_b - 16 * kMiB) == CUDA_SUCCESS);
+  auto p = props();
+  CUmemoryPool pool = nullptr;
+  REQUIRE(cuMemPoolCreate(&pool, &p) == CUDA_SUCCESS);
+  CUdeviceptr d = 0;
+  CHECK(cuMemAllocFromPoolAsync(&d, 4096, pool, nullptr) == CUDA_ERROR_OUT_OF_MEMORY);
+  CHECK(d == 0);
+  CHECK(says("has no memory left for the pool to grow by"));
+  CHECK(!says("within its capacity"));
+  CHECK(cuMemFree(fill) == CUDA_SUCCESS);
+  REQUIRE(cuMemAllocFromPoolAsync(&d, 4096, pool, nullptr) == CUDA_SUCCESS);
+  CHECK(cuMemFreeAsync(d, nullptr) == CUDA_SUCCESS);
+  CHECK(cuCtxSynchronize() == CUDA_SUCCESS);
+  CHECK(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+}
+
 TEST_CASE("explanations when a copy touches pool memory it may not", "[mempool][explain]") {
   primary();
   CUmemPoolProps p = props(CU_MEM_LOCATION_TYPE_HOST);
