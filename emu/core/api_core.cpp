@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "abi/driver_api.hpp"
+#include "core/fresh_alloc.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
 #include "core/usage.hpp"
@@ -204,7 +205,7 @@ constexpr unsigned kCtxFlagsMask = 0x07 | 0x08 | 0x10 | 0x20 | 0x40 | 0x80;  // 
 std::shared_ptr<Context> primary_of(Device& d) {
   // Caller holds d.primary_mutex.
   if (!d.primary) {
-    d.primary = std::make_shared<Context>(&d, d.primary_flags, true);
+    d.primary = make_fresh<Context>(&d, d.primary_flags, true);
     d.primary->init_legacy();
     d.primary->set_active(false);
     contexts().add(d.primary);
@@ -305,7 +306,7 @@ Errc cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsigned int fla
     return fail(Errc::not_supported, "cuCtxCreate: execution affinity and CIG parameters are not emulated");
   Device* d = nullptr;
   TRY(drv().device(dev, d, "cuCtxCreate"));
-  auto ctx = std::make_shared<Context>(d, flags | 0x8, false);
+  auto ctx = make_fresh<Context>(d, flags | 0x8, false);
   ctx->init_legacy();
   void* h = contexts().add(ctx);
   ctx_stack().push_back(h);

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "abi/driver_api.hpp"
+#include "core/fresh_alloc.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
 #include "core/thread_state.hpp"
@@ -24,7 +25,7 @@ Errc stream_create(CUstream* ph, unsigned flags, int priority, const char* api) 
                 api, flags);
   // Out-of-range priorities are clamped, as the driver does.
   priority = std::max(kGreatestPriority, std::min(0, priority));
-  auto s = std::make_shared<Stream>(ctx, StreamKind::user, flags, priority);
+  auto s = make_fresh<Stream>(ctx, StreamKind::user, flags, priority);
   ctx->track(s);
   *ph = static_cast<CUstream>(streams().add(s));
   return Errc::success;

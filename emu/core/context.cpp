@@ -1,4 +1,5 @@
 #include "core/context.hpp"
+#include "core/fresh_alloc.hpp"
 
 #include <algorithm>
 #include <unordered_map>
@@ -37,13 +38,13 @@ void Context::set_active(bool a) {
 }
 
 void Context::init_legacy() {
-  legacy_ = std::make_shared<Stream>(shared_from_this(), StreamKind::legacy, 0u, 0);
+  legacy_ = make_fresh<Stream>(shared_from_this(), StreamKind::legacy, 0u, 0);
 }
 
 std::shared_ptr<Stream> Context::per_thread() {
   auto& slot = ts().per_thread[id_];
   if (!slot) {
-    slot = std::make_shared<Stream>(shared_from_this(), StreamKind::per_thread, 0u, 0);
+    slot = make_fresh<Stream>(shared_from_this(), StreamKind::per_thread, 0u, 0);
     track(slot);
   }
   return slot;

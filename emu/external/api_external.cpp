@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "abi/driver_api.hpp"
+#include "core/fresh_alloc.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
 #include "core/registry.hpp"
@@ -206,7 +207,7 @@ Errc cuImportExternalMemory(CUexternalMemory* extMem_out, const CUDA_EXTERNAL_ME
     consume(fd);
     return e;
   }
-  auto m = std::make_shared<ExternalMemory>();
+  auto m = make_fresh<ExternalMemory>();
   m->type = desc->type;
   m->size = desc->size;
   m->object_size = o.exporter == Exporter::shim_semaphore ? o.info.size : o.data_size;
@@ -322,7 +323,7 @@ Errc cuImportExternalSemaphore(CUexternalSemaphore* extSem_out,
   if (timeline && fd < 0)  // measured: INVALID_VALUE here, UNKNOWN for OPAQUE_FD
     return fail(Errc::invalid_value, "{}: handle.fd {} is not a descriptor", api, fd);
   ExportedObject o = ext::identify(fd);
-  auto s = std::make_shared<ExternalSemaphore>();
+  auto s = make_fresh<ExternalSemaphore>();
   s->type = desc->type;
   s->timeline = timeline;
   s->source = o.describe();

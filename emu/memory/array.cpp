@@ -1,4 +1,5 @@
 #include "memory/array.hpp"
+#include "core/fresh_alloc.hpp"
 
 #include <fmt/format.h>
 
@@ -116,11 +117,11 @@ Errc plan_mipmap(const CUDA_ARRAY3D_DESCRIPTOR& d, unsigned levels, const char* 
 
 MipmappedArrayPtr make_mipmap(const CUDA_ARRAY3D_DESCRIPTOR& d, unsigned levels, const std::vector<size_t>& offsets,
                               RangePtr memory, size_t offset) {
-  auto m = std::make_shared<MipmappedArray>();
+  auto m = make_fresh<MipmappedArray>();
   m->desc = d;
   m->levels = levels;
   for (unsigned l = 0; l < levels; ++l) {
-    auto a = std::make_shared<Array>();
+    auto a = make_fresh<Array>();
     a->desc = level_desc(d, l);
     a->elem = element_size(d.Format, d.NumChannels);
     a->pitch = a->desc.Width * a->elem;

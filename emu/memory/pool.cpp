@@ -1,4 +1,5 @@
 #include "memory/pool.hpp"
+#include "core/fresh_alloc.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -1212,7 +1213,7 @@ void init_va(Table& t) {
 }
 
 PoolPtr make_pool(Table& t, const Pool::Props& p, uint64_t cap, bool is_default) {
-  auto pool = std::make_shared<Pool>(p, cap, Driver::get().device_count(), is_default);
+  auto pool = make_fresh<Pool>(p, cap, Driver::get().device_count(), is_default);
   // Handles are numbers, not addresses: a stale or forged handle never aliases a pool.
   uintptr_t h = 0x5ea1'0000'0000ull + (t.next_id++ << 8);
   pool->set_handle(h);

@@ -1,6 +1,7 @@
 // Loading images into contexts, libraries' per-context modules, unloading, and the
 // registries that validate module, library, function and kernel handles.
 #include "module/module.hpp"
+#include "core/fresh_alloc.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -100,7 +101,7 @@ Errc make_managed(const std::shared_ptr<Context>& ctx, const GlobalDesc& g, cons
 Errc instantiate(const std::shared_ptr<const Image>& img, const std::shared_ptr<Context>& ctx, Library* lib,
                  const char* api, std::shared_ptr<Module>& out) {
   watch_contexts();
-  auto m = std::make_shared<Module>();
+  auto m = make_fresh<Module>();
   m->image = img;
   m->ctx = ctx;
   if (lib) m->library = lib->weak_from_this();
@@ -129,7 +130,7 @@ Errc instantiate(const std::shared_ptr<const Image>& img, const std::shared_ptr<
   }
   m->functions.reserve(img->kernels.size());
   for (const KernelDesc& k : img->kernels) {
-    auto f = std::make_shared<Function>();
+    auto f = make_fresh<Function>();
     f->module = m;
     f->desc = &k;
     f->image = img;
@@ -227,7 +228,7 @@ Errc load_library(const void* image, size_t size, const char* api, std::shared_p
                  d0.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   if (!image) return fail(Errc::invalid_value, "{}: code is NULL", api);
   std::shared_ptr<const Image> img;
-  auto lib = std::make_shared<Library>();
+  auto lib = make_fresh<Library>();
   if (Errc e = parse(image, size, cc, api, img); e != Errc::success) {
     if (e == Errc::out_of_memory || e == Errc::invalid_value) return e;
     lib->deferred = e;  // the driver says so when the library is first used
@@ -238,7 +239,7 @@ Errc load_library(const void* image, size_t size, const char* api, std::shared_p
   lib->image = img;
   lib->managed.assign(img->globals.size(), 0);
   for (size_t i = 0; i < img->kernels.size(); ++i) {
-    auto k = std::make_shared<Kernel>();
+    auto k = make_fresh<Kernel>();
     k->library = lib;
     k->index = i;
     k->image = img;

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <set>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -703,4 +704,82 @@ TEST_CASE("stale event and VMM handles never name a new object", "[handles][robu
   CHECK(cuMemRelease(back) == CUDA_SUCCESS);
   CHECK(cuMemUnmap(va, 2 << 20) == CUDA_SUCCESS);
   CHECK(cuMemAddressFree(va, 2 << 20) == CUDA_SUCCESS);
+}
+
+// Issue 22, item 4 for every other kind whose handle is its object's address: such objects live
+// at addresses never handed out again (core/fresh_alloc.hpp), so a stale handle cannot name the
+// object created after it, however many come and go.
+TEST_CASE("stale stream, pool, context, array, external memory and semaphore handles never name a new object",
+          "[handles][robustness]") {
+  primary();
+  CUdevice dev = 0;
+  REQUIRE(cuDeviceGet(&dev, 0) == CUDA_SUCCESS);
+  std::set<void*> seen;
+  auto fresh = [&](void* h) { return seen.insert(h).second; };
+  CUmemPoolProps pp = pool_props();
+  pp.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  for (int round = 0; round < 200; ++round) {
+    CUstream s1 = nullptr, s2 = nullptr;
+    REQUIRE(cuStreamCreate(&s1, 0) == CUDA_SUCCESS);
+    REQUIRE(cuStreamDestroy(s1) == CUDA_SUCCESS);
+    REQUIRE(cuStreamCreate(&s2, 0) == CUDA_SUCCESS);
+    CHECK(fresh(s1));
+    CHECK(cuStreamDestroy(s1) == CUDA_ERROR_INVALID_HANDLE);
+    CHECK(cuStreamQuery(s2) == CUDA_SUCCESS);
+    REQUIRE(cuStreamDestroy(s2) == CUDA_SUCCESS);
+
+    CUmemoryPool p1 = nullptr, p2 = nullptr;
+    REQUIRE(cuMemPoolCreate(&p1, &pp) == CUDA_SUCCESS);
+    REQUIRE(cuMemPoolDestroy(p1) == CUDA_SUCCESS);
+    REQUIRE(cuMemPoolCreate(&p2, &pp) == CUDA_SUCCESS);
+    CHECK(fresh(p1));
+    CHECK(cuMemPoolDestroy(p1) == CUDA_ERROR_INVALID_VALUE);
+    cuuint64_t v = 0;
+    CHECK(cuMemPoolGetAttribute(p2, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v) == CUDA_SUCCESS);
+    REQUIRE(cuMemPoolDestroy(p2) == CUDA_SUCCESS);
+
+    CUexternalSemaphore e1 = import_semaphore();
+    REQUIRE(cuDestroyExternalSemaphore(e1) == CUDA_SUCCESS);
+    CUexternalSemaphore e2 = import_semaphore();
+    CHECK(fresh(e1));
+    CHECK(cuDestroyExternalSemaphore(e1) == CUDA_ERROR_INVALID_HANDLE);
+    REQUIRE(cuDestroyExternalSemaphore(e2) == CUDA_SUCCESS);
+
+    if (round % 8 == 0) {  // the slower kinds, fewer rounds
+      CUexternalMemory m1 = import_memory();
+      REQUIRE(cuDestroyExternalMemory(m1) == CUDA_SUCCESS);
+      CUexternalMemory m2 = import_memory();
+      CHECK(fresh(m1));
+      CHECK(cuDestroyExternalMemory(m1) == CUDA_ERROR_INVALID_HANDLE);
+      // Mipmapped arrays (cuArrayCreate is not emulated; external memory makes them).
+      auto md = mip_desc();
+      CUmipmappedArray mm1 = nullptr, mm2 = nullptr;
+      REQUIRE(cuExternalMemoryGetMappedMipmappedArray(&mm1, m2, &md) == CUDA_SUCCESS);
+      CUarray l1 = nullptr, l2 = nullptr;
+      REQUIRE(cuMipmappedArrayGetLevel(&l1, mm1, 0) == CUDA_SUCCESS);
+      REQUIRE(cuMipmappedArrayDestroy(mm1) == CUDA_SUCCESS);
+      REQUIRE(cuExternalMemoryGetMappedMipmappedArray(&mm2, m2, &md) == CUDA_SUCCESS);
+      REQUIRE(cuMipmappedArrayGetLevel(&l2, mm2, 0) == CUDA_SUCCESS);
+      CHECK(fresh(mm1));
+      CHECK(fresh(l1));
+      CHECK(cuMipmappedArrayDestroy(mm1) == CUDA_ERROR_INVALID_HANDLE);
+      CHECK(cuArrayDestroy(l1) == CUDA_ERROR_INVALID_HANDLE);
+      CUDA_ARRAY_DESCRIPTOR got;
+      CHECK(cuArrayGetDescriptor(&got, l2) == CUDA_SUCCESS);
+      REQUIRE(cuMipmappedArrayDestroy(mm2) == CUDA_SUCCESS);
+      REQUIRE(cuDestroyExternalMemory(m2) == CUDA_SUCCESS);
+
+      CUcontext c1 = nullptr, c2 = nullptr;
+      REQUIRE(cuCtxCreate(&c1, nullptr, 0, dev) == CUDA_SUCCESS);
+      REQUIRE(cuCtxDestroy(c1) == CUDA_SUCCESS);
+      REQUIRE(cuCtxCreate(&c2, nullptr, 0, dev) == CUDA_SUCCESS);
+      CHECK(fresh(c1));
+      CHECK(cuCtxDestroy(c1) == CUDA_ERROR_INVALID_CONTEXT);  // c2 must survive it
+      unsigned long long id = 0;
+      CHECK(cuCtxGetId(c2, &id) == CUDA_SUCCESS);
+      REQUIRE(cuCtxDestroy(c2) == CUDA_SUCCESS);
+      primary();
+    }
+  }
+  still_works();
 }

@@ -1,0 +1,63 @@
+#include "core/fresh_alloc.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+namespace cuda_shim {
+
+namespace {
+
+constexpr size_t kChunk = size_t(1) << 30;  // address space reserved at a time (no memory)
+
+struct State {
+  std::mutex m;
+  uintptr_t next = 0, end = 0;                   // bump range of the current chunk
+  std::unordered_map<uintptr_t, uint32_t> live;  // page -> objects still on it
+  size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+};
+State& st() {
+  static auto* s = new State();  // never destroyed: objects may die after static destruction
+  return *s;
+}
+
+}  // namespace
+
+void* fresh_allocate(size_t n, size_t align) {
+  State& s = st();
+  if (n == 0) n = 1;
+  if (align < alignof(std::max_align_t)) align = alignof(std::max_align_t);
+  if (align > s.page || n > kChunk) throw std::bad_alloc();
+  std::lock_guard lk(s.m);
+  uintptr_t at = (s.next + align - 1) / align * align;
+  if (s.end == 0 || at + n > s.end) {
+    void* p = ::mmap(nullptr, kChunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    // The rest of the old chunk is never used: its untouched pages cost nothing.
+    s.next = reinterpret_cast<uintptr_t>(p);
+    s.end = s.next + kChunk;
+    at = s.next;
+  }
+  s.next = at + n;
+  for (uintptr_t pg = at / s.page; pg <= (at + n - 1) / s.page; ++pg) ++s.live[pg];
+  return reinterpret_cast<void*>(at);
+}
+
+void fresh_deallocate(void* p, size_t n) noexcept {
+  State& s = st();
+  if (n == 0) n = 1;
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard lk(s.m);
+  for (uintptr_t pg = at / s.page; pg <= (at + n - 1) / s.page; ++pg) {
+    auto it = s.live.find(pg);
+    if (it == s.live.end() || --it->second > 0) continue;
+    s.live.erase(it);
+    // Its last object is gone; the page is returned unless the bump pointer still fills it.
+    if (pg != s.next / s.page) ::madvise(reinterpret_cast<void*>(pg * s.page), s.page, MADV_DONTNEED);
+  }
+}
+
+}  // namespace cuda_shim
