@@ -1,8 +1,10 @@
 // cuda-shim-ipc: the emulator's shared IPC registry, for people debugging multiprocess
-// programs (`cuda-shim ipc`), its logical endpoints (`cuda-shim endpoints`), and removal of
-// what crashed runs left behind (`cuda-shim gc`).
+// programs (`cuda-shim ipc`), its logical endpoints (`cuda-shim endpoints`), and a check of
+// what this user's registry may be (`cuda-shim gc`): one line per segment, directory or file it
+// cannot trust or that serves nobody, saying what it is and what was done (removed, or why not).
 #include <cuda_shim_ext.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -17,10 +19,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: cuda-shim-ipc [state | endpoints | gc]\n");
     return 2;
   }
-  size_t n = get(nullptr, 0);
+  // gc acts as it reports: one call, into room enough (asking for the length first would
+  // remove everything then and report nothing).
+  size_t n = gc ? size_t(1) << 20 : get(nullptr, 0);
   std::string s(n + 1, '\0');
   n = get(s.data(), s.size());
-  s.resize(n);
-  std::fputs(s.empty() && gc ? "nothing to remove\n" : s.c_str(), stdout);
+  s.resize(std::min(n, s.size() - 1));
+  std::fputs(s.empty() && gc ? "nothing to report: this user's registry segments and private directory are sound\n"
+                              : s.c_str(), stdout);
   return 0;
 }

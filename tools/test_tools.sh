@@ -109,4 +109,10 @@ check "endpoints on an empty fabric" 0 sh -c "CUDA_SHIM_REGISTRY=cuda-shim-tools
 check "ipc names its segment" 0 sh -c "CUDA_SHIM_REGISTRY=cuda-shim-tools-\$\$ '$shim' ipc |
   grep -q '^registry /dev/shm/cuda-shim-tools-'"
 
+# gc: a segment other users could have written, planted under a name of the tools test's own
+# and older than a minute (younger ones may be a registry being made), is reported and removed.
+check "gc reports and removes a segment open to others" 0 sh -c "f=/dev/shm/cuda-shim-tools-gc-\$\$ &&
+  printf x >\$f && chmod 644 \$f && touch -d '2 minutes ago' \$f && '$shim' gc >'$tmp/gc' &&
+  grep -q \"^\$f: mode 644, not 0600: .*; removed\\\$\" '$tmp/gc' && test ! -e \$f"
+
 [ "$failures" = 0 ] || { printf '%s launcher check(s) failed\n' "$failures"; exit 1; }

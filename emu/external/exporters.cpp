@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "ipc/identity.hpp"
+
 namespace cuda_shim::ext {
 
 ExportedObject identify(int fd) noexcept {
   ExportedObject o;
-  o.info = ipc::describe_fd(fd);
+  o.info = ipc::describe_import(fd);  // one of cuda-shim's own only when it proves it
   const auto& i = o.info;
   if (i.what == ipc::FdInfo::What::ours) {
     switch (i.kind) {
@@ -54,6 +56,9 @@ std::string ExportedObject::describe() const {
       case ipc::FdInfo::What::not_memfd: return "an open file descriptor that is not a memory object (a socket, a "
                                                 "device, a pipe or a regular file)";
       case ipc::FdInfo::What::foreign_memfd:
+        if (info.forged)
+          return fmt::format("a memfd (\"{}\", {} bytes) named like a cuda-shim export, but {}", info.name, info.size,
+                             info.forged_why);
         return fmt::format("a memfd (\"{}\", {} bytes) that no exporter made", info.name, info.size);
       case ipc::FdInfo::What::ours: return fmt::format("a damaged {} object", ipc::object_kind_name(info.kind));
     }

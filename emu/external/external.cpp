@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/context.hpp"
+#include "ipc/identity.hpp"
 #include "ipc/shareable.hpp"
 
 namespace cuda_shim::ext {
@@ -122,6 +123,11 @@ Errc create_semaphore_object(bool timeline, uint64_t initial, const char* api, i
   w->value = timeline ? initial : (initial ? 1 : 0);
   at(w->magic).store(kSemaphoreMagic);
   ::munmap(p, kSemaphoreObjectSize);
+  // The descriptor is the export: importers prove that what they are handed is this object.
+  if (Errc e = ipc::vouch(fd, api); e != Errc::success) {
+    ::close(fd);
+    return e;
+  }
   fd_out = fd;
   return Errc::success;
 }

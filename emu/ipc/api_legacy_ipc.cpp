@@ -2,6 +2,7 @@
 // event forms). A 64-byte handle names a record in the shared registry; the importer opens
 // the exporter's memfd through /proc/<pid>/fd and checks its inode (ipc/shareable.hpp), so a
 // handle of freed memory or of an exited process can never open anything else.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include "abi/driver_api.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "core/memfd.hpp"
 #include "core/stream.hpp"
 #include "ipc/registry.hpp"
 #include "memory/address_space.hpp"
@@ -144,6 +146,15 @@ Errc cuIpcOpenMemHandle_v2(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned i
   }
   if (fd < 0)
     return fail(Errc::invalid_value, "{}: the exporting process (pid {}) no longer holds the memory", api, rec.pid);
+  // The record is only as good as whoever wrote the registry: map nothing a holder could shrink
+  // under this process (SIGBUS at the next copy), nor fewer bytes than the handle promises.
+  struct stat st {};
+  if (!size_sealed(fd) || ::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < rec.size) {
+    ::close(fd);
+    return fail(Errc::invalid_value, "{}: the exporter's object (pid {}, fd {}) is not a sealed memfd of at least the "
+                "{} bytes its record names; the registry entry was not written by the driver", api, rec.pid, rec.fd,
+                rec.size);
+  }
   Errc err = Errc::success;
   auto b = mem::Backing::adopt(fd, rec.size, mem::Backing::View::device, api, err);
   if (!b) return err;

@@ -9,6 +9,7 @@
 
 #include "abi/driver_api.hpp"
 #include "core/driver.hpp"
+#include "ipc/identity.hpp"
 #include "ipc/registry.hpp"
 #include "memory/address_space.hpp"
 #include "memory/pool.hpp"
@@ -57,8 +58,8 @@ Errc not_a_pool_fd(int fd, const ipc::FdInfo& info, const char* api) {
                   "object at all: a socket, device or file)", api, fd);
     case W::foreign_memfd:
       if (info.forged)
-        return fail(Errc::unknown, "{}: descriptor {} is a memfd named '{}' like an exported pool, but its size is "
-                    "not sealed as the driver seals what it exports: another process made it", api, fd, info.name);
+        return fail(Errc::unknown, "{}: descriptor {} is a memfd named '{}' like an exported pool, but {}", api, fd,
+                    info.name, info.forged_why);
       return fail(Errc::unknown, "{}: descriptor {} is a memfd named '{}', which no cuMemPoolExportToShareable"
                   "Handle produced", api, fd, info.name);
     case W::ours:
@@ -98,7 +99,10 @@ Errc cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool, CUmem
                     "(CUDA_SHIM_IMEX_CHANNEL=<n>) or create the pool with POSIX_FILE_DESCRIPTOR only", api,
                     p->describe(), p->props().handle_types);
     }
-    int fd = -1;
+    // Importers prove that what they are handed is this pool's memory (ipc/identity.hpp).
+    int own = -1, fd = -1;
+    TRY(p->backing_fd(own, api));
+    TRY(ipc::vouch(own, api));
     TRY(p->export_fd(fd, api));
     *static_cast<int*>(handle_out) = fd;
     return Errc::success;
@@ -136,7 +140,7 @@ Errc cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void* handle, CU
     // The handle is the descriptor's value; the driver takes its own reference and the
     // caller keeps (and closes) the one it passed.
     int in = static_cast<int>(reinterpret_cast<intptr_t>(handle));
-    info = ipc::describe_fd(in);
+    info = ipc::describe_import(in);
     TRY(check(in, info));
     fd = ::fcntl(in, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) return fail(Errc::out_of_memory, "{}: cannot duplicate descriptor {}", api, in);

@@ -19,7 +19,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <dirent.h>
 #include <fmt/format.h>
 #include <memory>
 #include <mutex>
@@ -40,21 +39,7 @@ Errc publish(Record& r, const char* api) {
   if (!s) return e;
   r.pid = ::getpid();
   Segment::Lock lk(*s);
-  Layout* l = s->L();
-  if (l->h.live_records >= kRecords - kRecords / 8) {
-    s->sweep();
-    if (l->h.live_records >= kRecords - kRecords / 8)
-      return fail(Errc::out_of_memory, "{}: the shared registry holds {} exports, its limit", api, l->h.live_records);
-  }
-  if (l->h.tombs > kRecords / 4) s->rehash();
-  uint32_t k = s->probe_free(r.token);
-  if (k == kRecords) return fail(Errc::out_of_memory, "{}: the shared registry is full", api);
-  RecordSlot& d = l->records[k];
-  if (d.state == kTomb) --l->h.tombs;
-  d.rec = r;
-  std::atomic_ref<uint32_t>(d.state).store(kLive, std::memory_order_release);
-  ++l->h.live_records;
-  return Errc::success;
+  return s->insert(r, api);
 }
 
 bool lookup(RecordKind kind, const Token& token, Record& out) {
@@ -267,49 +252,16 @@ std::string dump() {
     if (p.state == kLive)
       out += fmt::format("  process {}{}{}\n", p.pid, p.channel >= 0 ? fmt::format(" imex channel {}", p.channel) : "",
                          alive(p.pid, p.start) ? "" : " (dead)");
-  static const char* kinds[] = {"?", "ipc-mem", "fabric"};
+  static const char* kinds[] = {"?", "ipc-mem", "fabric", "object"};
   for (auto& r : l->records)
-    if (r.state == kLive)
+    if (r.state == kLive && r.rec.kind == RecordKind::object)
+      out += fmt::format("  object {} from pid {}{} ({}, {} bytes, inode {})\n", to_hex(r.rec.token).substr(0, 8),
+                         r.rec.pid, Segment::object_held(r.rec) ? "" : " (no longer held by it)",
+                         object_kind_name(r.rec.what), r.rec.size, r.rec.ino);
+    else if (r.state == kLive)
       out += fmt::format("  {} {} from pid {} (device {}, {} bytes at +{:#x})\n",
-                         kinds[static_cast<uint32_t>(r.rec.kind) < 3 ? static_cast<uint32_t>(r.rec.kind) : 0],
+                         kinds[static_cast<uint32_t>(r.rec.kind) < 4 ? static_cast<uint32_t>(r.rec.kind) : 0],
                          to_hex(r.rec.token).substr(0, 8), r.rec.pid, r.rec.device, r.rec.size, r.rec.offset);
-  return out;
-}
-
-std::string collect_garbage() {
-  std::string out;
-  DIR* d = ::opendir("/dev/shm");
-  if (!d) return out;
-  while (dirent* ent = ::readdir(d)) {
-    std::string n = ent->d_name;
-    if (n.rfind("cuda-shim-", 0) != 0) continue;
-    std::string path = "/dev/shm/" + n;
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0 || st.st_uid != ::getuid()) continue;
-    int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-    if (fd < 0) continue;
-    bool busy = false, known = false;
-    if (static_cast<size_t>(st.st_size) >= sizeof(Layout)) {
-      void* m = ::mmap(nullptr, sizeof(Layout), PROT_READ, MAP_SHARED, fd, 0);
-      if (m != MAP_FAILED) {
-        auto* l = static_cast<const Layout*>(m);
-        known = l->h.magic == kMagic && l->h.version == kLayoutVersion;
-        if (known)
-          for (auto& p : l->procs)
-            if (p.state == kLive && alive(p.pid, p.start)) busy = true;
-        ::munmap(m, sizeof(Layout));
-      }
-    }
-    ::close(fd);
-    // A segment of another layout (or a half-created one) cannot be read: it goes once it
-    // has not changed for a minute, which no live user of it would allow.
-    bool stale = known || ::time(nullptr) - st.st_mtime > 60;
-    if (!busy && stale) {
-      ::unlink(path.c_str());
-      out += fmt::format("removed /dev/shm/{}\n", n);
-    }
-  }
-  ::closedir(d);
   return out;
 }
 
@@ -380,7 +332,7 @@ int check(std::string& report) {
   // Records: the counters, reachability by open addressing, live exporters, unique tokens.
   uint32_t live = 0, tombs = 0;
   std::vector<std::pair<Token, uint32_t>> tokens;
-  static const char* kinds[] = {"?", "ipc-mem", "fabric"};
+  static const char* kinds[] = {"?", "ipc-mem", "fabric", "object"};
   for (uint32_t i = 0; i < kRecords; ++i) {
     RecordSlot& r = c.records[i];
     if (r.state == kTomb) ++tombs;
@@ -392,12 +344,14 @@ int check(std::string& report) {
     ++live;
     uint32_t k = static_cast<uint32_t>(r.rec.kind);
     std::string what =
-        fmt::format("record slot {} ({} {} from pid {})", i, kinds[k < 3 ? k : 0], tok(r.rec.token), r.rec.pid);
-    if (k != 1 && k != 2) problem(fmt::format("{}: unknown kind {}", what, k));
+        fmt::format("record slot {} ({} {} from pid {})", i, kinds[k < 4 ? k : 0], tok(r.rec.token), r.rec.pid);
+    if (k < 1 || k > 3) problem(fmt::format("{}: unknown kind {}", what, k));
     if (r.rec.token.zero()) problem(fmt::format("{}: zero token", what));
     if (!Segment::find_in(c, r.rec.kind, r.rec.token))
       problem(fmt::format("{}: not found by its token (a free slot breaks its probe sequence)", what));
-    if (dead(r.rec.pid)) problem(fmt::format("{}: its exporter is not alive, yet the sweep kept it", what));
+    // Object records outlive their exporter on purpose (identity.hpp).
+    if (dead(r.rec.pid) && r.rec.kind != RecordKind::object)
+      problem(fmt::format("{}: its exporter is not alive, yet the sweep kept it", what));
     tokens.emplace_back(r.rec.token, i);
   }
   if (c.h.live_records != live)

@@ -1,9 +1,10 @@
 // The per-user registry segment shared by every process using the emulator: the process
-// table, byte-handle exports (legacy IPC memory, fabric handles) and IPC events. One Boost.Interprocess shared_memory_object (mode 0600), fixed-size tables of
-// trivially copyable records, guarded by one process-shared robust pthread mutex: a peer
-// killed while holding it hands it over (EOWNERDEAD) and the next holder sweeps the records
-// of dead processes. Records are written whole before they are marked live, so a record
-// half-written by a killed process is never read.
+// table, byte-handle exports (legacy IPC memory, fabric handles), the identity of objects
+// exported as descriptors (identity.hpp) and IPC events. One Boost.Interprocess
+// shared_memory_object (mode 0600), fixed-size tables of trivially copyable records, guarded
+// by one process-shared robust pthread mutex: a peer killed while holding it hands it over
+// (EOWNERDEAD) and the next holder sweeps the records of dead processes. Records are written
+// whole before they are marked live, so a record half-written by a killed process is never read.
 // Attached lazily (the first call that shares anything); the last process out removes it.
 // CUDA_SHIM_REGISTRY=<name> picks another segment (tests run in isolation).
 #pragma once
@@ -17,13 +18,15 @@
 namespace cuda_shim::ipc {
 
 // 2: logical endpoint tables; 3: orphaned IPC events (kOrphan), legacy IPC handles name their
-// exporter (pid and start time); 4: each process's device memory and contexts (usage.cpp); 5: up to 576 devices (core/limits.hpp)
-constexpr uint32_t kLayoutVersion = 5;
+// exporter (pid and start time); 4: each process's device memory and contexts (usage.cpp); 5: up to 576 devices
+// (core/limits.hpp); 6: object records, the identity of what POSIX-fd exports hand out (identity.hpp)
+constexpr uint32_t kLayoutVersion = 6;
 
 // Kinds of registry records.
 enum class RecordKind : uint32_t {
   legacy_mem = 1,  // cuIpcGetMemHandle
   fabric = 2,      // CU_MEM_HANDLE_TYPE_FABRIC exports (pool or VMM object)
+  object = 3,      // an object a POSIX fd was exported of: its inode (identity.hpp); outlives its exporter
 };
 
 // A record as callers see it (a copy of the shared one).
@@ -38,6 +41,8 @@ struct Record {
   uint64_t size = 0;
   int device = 0;       // device ordinal the memory belongs to
   int channel = -1;     // IMEX channel of the exporter (fabric)
+  ObjectKind what = ObjectKind::pool;  // object records: what the object holds
+  uint64_t seq = 0;     // object records: publish order (the oldest no longer held go first)
 };
 
 // Publishes r (its pid is filled in); fails with OUT_OF_MEMORY when the table is full or

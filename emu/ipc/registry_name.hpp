@@ -1,6 +1,9 @@
 // Where this user's registry segment lives, so that no other user can take it first.
 #pragma once
+#include <sys/types.h>
+
 #include <string>
+#include <vector>
 
 namespace cuda_shim::ipc {
 
@@ -14,5 +17,18 @@ std::string resolve_registry_name(const std::string& base, const std::string& pr
 // This user's private directory for it: $XDG_RUNTIME_DIR/cuda-shim, else ~/.cache/cuda-shim,
 // made mode 0700; empty when neither is this user's alone.
 std::string private_registry_dir();
+
+// For `cuda-shim gc` (registry_gc.cpp). Whether this user's processes would use `name` as their
+// registry: base, or a name of its own kept in a private directory (base-<32 hex digits>).
+bool own_registry_name(const std::string& name, const std::string& base);
+// "a directory", "a symbolic link", "a file" or "a special file", for gc's findings.
+const char* file_type(mode_t m);
+// The private directories a name may be kept in, whether they exist or not (never made here).
+std::vector<std::string> private_registry_dirs();
+// Checks private directory `dir` and what it holds, and removes what cannot be trusted: the
+// directory when it is no directory, another user's (reported only), open to others (made 0700
+// again, its kept name dropped), a kept name that is malformed or not this user's alone, files a
+// dead process left half-written. One line per finding, "<path>: <what>; <what was done>".
+std::string collect_private_dir(const std::string& dir, const std::string& base);
 
 }  // namespace cuda_shim::ipc

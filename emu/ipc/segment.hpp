@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/interprocess/mapped_region.hpp>
 #include <boost/interprocess/shared_memory_object.hpp>
@@ -79,6 +80,7 @@ struct Header {
   pthread_mutex_t lock;  // process-shared, robust
   uint64_t attaches;
   uint32_t live_records, tombs;
+  uint64_t object_seq;  // the last object record's seq
 };
 
 struct Layout {
@@ -224,7 +226,8 @@ class Segment {
     for (auto& p : l->procs)
       if (p.state == kLive && !alive(p.pid, p.start)) p.state = kFree;
     // Records go with their exporter, even one that never had a slot of its own (a fork()ed
-    // child publishing through its parent's attachment).
+    // child publishing through its parent's attachment). Object records stay: the descriptors
+    // handed out keep the object alive after its exporter, and still prove what they are.
     int last_pid = 0;
     bool last_alive = true;
     auto gone = [&](int pid) {
@@ -235,7 +238,7 @@ class Segment {
       return !last_alive;
     };
     for (auto& r : l->records)
-      if (r.state == kLive && gone(r.rec.pid)) retire(r);
+      if (r.state == kLive && r.rec.kind != RecordKind::object && gone(r.rec.pid)) retire(r);
     // A holder killed inside rehash() may leave a record twice (the copy is the one found
     // first): the later one goes.
     for (auto& r : l->records)
@@ -310,6 +313,54 @@ class Segment {
     for (uint32_t k = 0; k < kRecords; ++k)
       if (l->records[k].state == kTomb && !crossed[k]) l->records[k].state = kFree;
     recount();
+  }
+
+  // Publishes r (lock held): when the table is nearly full, the dead are swept first, then the
+  // oldest object records whose exporter no longer holds the object.
+  Errc insert(const Record& r, const char* api) {
+    Layout* l = L();
+    constexpr uint32_t kFull = kRecords - kRecords / 8;
+    if (l->h.live_records >= kFull) {
+      sweep();
+      if (l->h.live_records >= kFull) evict_objects(kRecords - kRecords / 4);
+      if (l->h.live_records >= kFull)
+        return fail(Errc::out_of_memory, "{}: the shared registry holds {} exports, its limit", api, l->h.live_records);
+    }
+    if (l->h.tombs > kRecords / 4) rehash();
+    uint32_t k = probe_free(r.token);
+    if (k == kRecords) return fail(Errc::out_of_memory, "{}: the shared registry is full", api);
+    RecordSlot& d = l->records[k];
+    if (d.state == kTomb) --l->h.tombs;
+    d.rec = r;
+    std::atomic_ref<uint32_t>(d.state).store(kLive, std::memory_order_release);
+    ++l->h.live_records;
+    return Errc::success;
+  }
+
+  // Whether the exporter of object record r still holds the object (then descriptors of it
+  // may still be handed out).
+  static bool object_held(const Record& r) {
+    struct stat st {};
+    if (r.fd < 0 || r.pid <= 0) return false;
+    if (r.pid == ::getpid()) return ::fstat(r.fd, &st) == 0 && st.st_dev == r.dev && st.st_ino == r.ino;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/fd/%d", r.pid, r.fd);
+    return ::stat(path, &st) == 0 && st.st_dev == r.dev && st.st_ino == r.ino;
+  }
+
+  // Retires object records no exporter holds any more, oldest first, until at most `target`
+  // records are live. Lock held.
+  void evict_objects(uint32_t target) {
+    std::vector<std::pair<uint64_t, uint32_t>> idle;  // (seq, slot)
+    for (uint32_t k = 0; k < kRecords; ++k) {
+      const RecordSlot& r = L()->records[k];
+      if (r.state == kLive && r.rec.kind == RecordKind::object && !object_held(r.rec)) idle.emplace_back(r.rec.seq, k);
+    }
+    std::sort(idle.begin(), idle.end());
+    for (auto& [seq, k] : idle) {
+      if (L()->h.live_records <= target) break;
+      retire(L()->records[k]);
+    }
   }
 
   uint32_t probe_free(const Token& t) const {
@@ -494,7 +545,7 @@ class Segment {
       Lock lk(*this);
       int me = ::getpid();
       for (auto& r : layout_->records)
-        if (r.state == kLive && r.rec.pid == me) retire(r);
+        if (r.state == kLive && r.rec.pid == me && r.rec.kind != RecordKind::object) retire(r);
       for (auto& ev : layout_->events)
         if (ev.state == kLive && ev.pid == me) orphan_event(ev);
       endpoints_sweep(layout_->le, [me](int pid) { return pid == me; });

@@ -124,6 +124,7 @@ FdInfo describe_fd(int fd) noexcept {
     info.size = static_cast<uint64_t>(st.st_size);
     info.dev = st.st_dev;
     info.ino = st.st_ino;
+    info.uid = st.st_uid;
     if (!S_ISREG(st.st_mode)) return info;
     // A memfd's link reads "/memfd:<name> (deleted)".
     char path[64], link[512];
@@ -147,6 +148,7 @@ FdInfo describe_fd(int fd) noexcept {
     // names (copied by another process) is not one of them.
     if (!size_sealed(fd)) {
       info.forged = true;
+      info.forged_why = "its size is not sealed as the driver seals what it exports: another process made it";
       return info;
     }
     std::vector<uint64_t> fields;

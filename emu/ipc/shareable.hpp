@@ -2,7 +2,8 @@
 //  - Every shareable object is one memfd. Its name says what it is ("cuda-shim:<kind>:
 //    <token>:<fields>"), so a POSIX-fd handle is self-describing: an importer that was handed
 //    the fd (SCM_RIGHTS) learns the object's kind, properties and identity from the fd alone,
-//    even after the exporter died, as a real driver's fd keeps its allocation alive.
+//    even after the exporter died, as a real driver's fd keeps its allocation alive. A name
+//    can be copied, so imports also prove the object's identity (identity.hpp).
 //  - Byte handles (legacy IPC, fabric) cannot carry an fd: they name a record in the shared
 //    registry (ipc/registry.hpp) holding the exporter's pid and fd number; the importer opens
 //    the object through /proc/<pid>/fd/<n> and checks the inode, so a stale record can never
@@ -48,13 +49,17 @@ struct FdInfo {
     ours,          // one of our objects: kind, token, fields, size are set
   } what = What::bad_fd;
   std::string name;  // the memfd's name without "memfd:" (foreign and ours)
-  bool forged = false;  // foreign_memfd named like one of ours, but without our sealed size
+  bool forged = false;  // foreign_memfd named like one of ours, but not one of them (forged_why)
+  std::string forged_why;  // why not, worded to follow "named like an export, but"
   ObjectKind kind = ObjectKind::pool;
   Token token;
   std::vector<uint64_t> fields;
   uint64_t size = 0;  // st_size
   uint64_t dev = 0, ino = 0;
+  uint32_t uid = 0;  // st_uid: the user whose process made it
 };
+// What fd is, from its name and seals alone: enough for the emulator's own descriptors. What
+// an import is handed needs describe_import (identity.hpp), which also proves its identity.
 FdInfo describe_fd(int fd) noexcept;
 
 // Opens, in this process, object `ino` that process `pid` holds as descriptor `fd_number`

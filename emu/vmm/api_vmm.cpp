@@ -17,6 +17,7 @@
 #include "core/context.hpp"
 #include "core/driver.hpp"
 #include "core/registry.hpp"
+#include "ipc/identity.hpp"
 #include "ipc/registry.hpp"
 #include "ipc/shareable.hpp"
 #include "memory/address_space.hpp"
@@ -618,6 +619,7 @@ Errc cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationH
                 a->imported ? "imported (imported handles report none)" : "created", t,
                 static_cast<unsigned>(a->prop.requestedHandleTypes));
   if (t == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+    TRY(ipc::vouch(a->fd, api));  // importers prove that what they are handed is this memory
     // A new descriptor of the object each time, close-on-exec (measured: FD_CLOEXEC).
     int fd = ::fcntl(a->fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0)
@@ -643,7 +645,7 @@ Errc cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* 
     case CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: {
       // The osHandle is the descriptor itself; the caller keeps it (measured: not closed).
       const int in = static_cast<int>(reinterpret_cast<intptr_t>(osHandle));
-      info = ipc::describe_fd(in);
+      info = ipc::describe_import(in);
       // Measured: -1, a closed descriptor and a memfd no driver exported are all CUDA_ERROR_UNKNOWN.
       switch (info.what) {
         case ipc::FdInfo::What::bad_fd:
@@ -653,8 +655,8 @@ Errc cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* 
                       "object exported with cuMemExportToShareableHandle)", api, in);
         case ipc::FdInfo::What::foreign_memfd:
           return fail(Errc::unknown, "{}: descriptor {} is a memfd (\"{}\") that no CUDA driver exported{}", api, in,
-                      info.name, info.forged ? " (named like an exported allocation, but its size is not sealed as "
-                      "the driver seals what it exports)" : "");
+                      info.name, info.forged ? fmt::format(" (named like an exported allocation, but {})",
+                                                           info.forged_why) : "");
         case ipc::FdInfo::What::ours: break;
       }
       fd = ::fcntl(in, F_DUPFD_CLOEXEC, 0);

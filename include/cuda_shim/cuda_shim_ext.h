@@ -24,8 +24,15 @@ int cuShimGetLastExplanationCode(void);
  * (legacy IPC handles, fabric handles, exported pool pointers). Same copy rules as above. */
 size_t cuShimIpcState(char *buf, size_t len);
 
-/* Removes this user's registry segments left by crashed runs (no live process attached);
- * writes one line per segment removed. Same copy rules as above. */
+/* `cuda-shim gc`: checks what this user's registry may be, without attaching it, and removes
+ * what cannot be trusted or serves nobody. In /dev/shm: segments whose processes all died;
+ * segments of another layout, corrupt, not regular files or open to other users (not mode
+ * 0600), once unchanged for a minute (a creator may be half-way). In the private directories
+ * ($XDG_RUNTIME_DIR/cuda-shim, ~/.cache/cuda-shim): a mode open to others (made 0700 again), a
+ * kept name that is malformed or not this user's alone, files a dead process half wrote. A
+ * file of another user under a name this user would use (squatted) is reported, not removed.
+ * Call it once: it acts as it reports. Writes one line per finding, "<path>: <what it is>;
+ * <what was done>". Same copy rules as above. */
 size_t cuShimCollectGarbage(char *buf, size_t len);
 
 /* Verifies the shared IPC registry of this process (CUDA_SHIM_REGISTRY or the per-user one):
