@@ -7,6 +7,21 @@
 #include <mutex>
 #include <unordered_map>
 
+// LeakSanitizer finds pointers in globals, stacks and heap blocks, never in mappings: the
+// heap memory these objects own (a stream's queue, a pool's books) would be reported leaked.
+// Each live object is a root region of its own.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define CUDA_SHIM_LSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) && !defined(CUDA_SHIM_LSAN)
+#define CUDA_SHIM_LSAN 1
+#endif
+#ifdef CUDA_SHIM_LSAN
+#include <sanitizer/lsan_interface.h>
+#endif
+
 namespace cuda_shim {
 
 namespace {
@@ -43,6 +58,9 @@ void* fresh_allocate(size_t n, size_t align) {
   }
   s.next = at + n;
   for (uintptr_t pg = at / s.page; pg <= (at + n - 1) / s.page; ++pg) ++s.live[pg];
+#ifdef CUDA_SHIM_LSAN
+  __lsan_register_root_region(reinterpret_cast<void*>(at), n);
+#endif
   return reinterpret_cast<void*>(at);
 }
 
@@ -51,6 +69,9 @@ void fresh_deallocate(void* p, size_t n) noexcept {
   if (n == 0) n = 1;
   const auto at = reinterpret_cast<uintptr_t>(p);
   std::lock_guard lk(s.m);
+#ifdef CUDA_SHIM_LSAN
+  __lsan_unregister_root_region(p, n);
+#endif
   for (uintptr_t pg = at / s.page; pg <= (at + n - 1) / s.page; ++pg) {
     auto it = s.live.find(pg);
     if (it == s.live.end() || --it->second > 0) continue;
