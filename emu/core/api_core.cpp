@@ -319,6 +319,8 @@ Errc cuCtxDestroy_v2(CUcontext h) noexcept {
   TRY(drv().require_init("cuCtxDestroy"));
   if (!h) return fail(Errc::invalid_value, "cuCtxDestroy: ctx is NULL");
   auto ctx = contexts().find(h);
+  if (Errc e = ctx ? Errc::success : wrong_kind(h, 'c', "cuCtxDestroy"); e != Errc::success && e != Errc::invalid_handle)
+    return e;
   if (!ctx) return fail(Errc::invalid_context, "cuCtxDestroy: {} is not a live context", static_cast<void*>(h));
   if (ctx->primary())
     return fail(Errc::invalid_context, "cuCtxDestroy: {} is a primary context; release it with "

@@ -147,6 +147,28 @@ Errc require_context(const char* api, std::shared_ptr<Context>& out) {
   return Errc::success;
 }
 
+Errc wrong_kind(const void* h, char want, const char* api) {
+  // NVIDIA's driver reads a live object of another kind as the kind it expected and answers from
+  // its fields; measured (H100, driver 580, difftest), only the answers that repeat are given.
+  // Host memory (pinned or managed) was read as zeros there; other memory, and contexts, crash it.
+  const char* other = events().find(h) ? "an event" : streams().find(h) ? "a stream" : mem::find_pool(h) ? "a memory pool"
+                      : nullptr;
+  if (!other) {
+    mem::RangePtr r = mem::AddressSpace::get().find(reinterpret_cast<uintptr_t>(h));
+    if (r && (r->kind == mem::Kind::host_pinned || r->kind == mem::Kind::managed)) other = "host memory";
+  }
+  const char* kind = want == 's' ? "stream" : want == 'e' ? "event" : "context";
+  Errc e = Errc::invalid_handle;
+  if (!other) return e;
+  const std::string_view o = other;
+  if (want == 'c' && o != "a stream") e = Errc::context_is_destroyed;
+  if (want == 'e') e = o == "host memory" ? Errc::invalid_context : Errc::context_is_destroyed;
+  if (want == 's' && o != "host memory") e = o == "an event" ? Errc::context_is_destroyed : Errc::invalid_context;
+  if (e == Errc::invalid_handle) return e;
+  return fail(e, "{}: {} is {}, not a {}; NVIDIA's driver reads it as one and answers with this code", api, h,
+              other, kind);
+}
+
 Errc resolve_stream(const void* h, bool per_thread_default, const char* api, Stream*& out) {
   auto v = reinterpret_cast<uintptr_t>(h);
   if (v == 0 || v == 1 || v == 2) {
@@ -169,6 +191,7 @@ Errc resolve_stream(const void* h, bool per_thread_default, const char* api, Str
   }
   if (Errc e = Driver::get().require_init(api); e != Errc::success) return e;
   std::shared_ptr<Stream> s = streams().find(h);
+  if (Errc e = s ? Errc::success : wrong_kind(h, 's', api); e != Errc::success && e != Errc::invalid_handle) return e;
   if (!s) return fail(Errc::invalid_handle, "{}: stream {} is not a live stream (destroyed, or never created)", api, h);
   if (!s->ctx()->active() || !contexts().find(s->ctx()))
     return fail(Errc::invalid_context, "{}: stream {} belongs to a context that no longer exists", api, h);
@@ -198,6 +221,7 @@ Errc not_in_host_function(const char* api) {
 Errc resolve_event(const void* h, const char* api, std::shared_ptr<Event>& out) {
   if (Errc e = Driver::get().require_init(api); e != Errc::success) return e;
   out = events().find(h);
+  if (Errc e = out ? Errc::success : wrong_kind(h, 'e', api); e != Errc::success && e != Errc::invalid_handle) return e;
   if (!out) return fail(Errc::invalid_handle, "{}: event {} is not a live event (destroyed, or never created)", api, h);
   return Errc::success;
 }

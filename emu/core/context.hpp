@@ -80,6 +80,10 @@ std::shared_ptr<Context> primary_context(int ordinal);
 // Resolve a CUstream argument: null means the current context's default stream
 // (legacy, or the per-thread one when `per_thread_default` is set: the _ptsz/_ptds
 // entry points), 0x1 = CU_STREAM_LEGACY, 0x2 = CU_STREAM_PER_THREAD.
+// A live object of another kind (or host memory) passed where `want` ('s' stream, 'e' event,
+// 'c' context) was expected: the code NVIDIA's driver answers (recorded with fail()), or
+// invalid_handle, unrecorded, when it has no repeatable answer.
+Errc wrong_kind(const void* h, char want, const char* api);
 Errc resolve_stream(const void* h, bool per_thread_default, const char* api, std::shared_ptr<Stream>& out);
 // The same through this thread's cache of validated handles: no lock, no reference count
 // on a hit. The stream stays alive until this thread's next API call.

@@ -236,6 +236,10 @@ Errc advise(CUdeviceptr devPtr, size_t count, int advice, CUmemLocation loc, con
       return fail(Errc::invalid_value, "{}: advice {} is not a CUmem_advise (1 to 6: SET/UNSET_READ_MOSTLY, "
                   "SET/UNSET_PREFERRED_LOCATION, SET/UNSET_ACCESSED_BY)", api, advice);
   }
+  // Measured (H100, difftest): unsetting the preferred location of NULL with a host NUMA location
+  // is a success, the pointer unchecked (with a device location it is INVALID_VALUE).
+  const bool numa = t == CU_MEM_LOCATION_TYPE_HOST_NUMA || t == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+  if (devPtr == 0 && numa && advice == CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION) return Errc::success;
   Target tg;
   TRY(target(devPtr, count, current_ordinal(ctx), api, "devPtr", tg));
   if (tg.pool)  // measured: every advice, whole allocation or part of it
@@ -249,7 +253,6 @@ Errc advise(CUdeviceptr devPtr, size_t count, int advice, CUmemLocation loc, con
                 "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS", api, advice_name(advice), id);
   // Measured: HOST_NUMA and HOST_NUMA_CURRENT are accepted by the read-mostly and preferred-location
   // advice but change nothing that cuMemRangeGetAttribute shows.
-  const bool numa = t == CU_MEM_LOCATION_TYPE_HOST_NUMA || t == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
   if (numa) return Errc::success;
   const int proc = t == CU_MEM_LOCATION_TYPE_DEVICE ? id : -1;  // -1: CU_DEVICE_CPU
   size_t first = 0, last = 0;
@@ -303,6 +306,8 @@ Errc prefetch(CUdeviceptr devPtr, size_t count, CUmemLocation loc, unsigned flag
   int id = loc.id;
   switch (t) {
     case CU_MEM_LOCATION_TYPE_DEVICE:
+      if (!valid_ordinal(id) && devPtr == 0)  // measured (difftest): the NULL pointer is found first
+        return fail(Errc::invalid_value, "{}: devPtr is NULL", api);
       if (!valid_ordinal(id))  // measured: 99 and -1 answer INVALID_DEVICE
         return fail(Errc::invalid_device, "{}: the destination is device {}, which does not exist ({} device(s))",
                     api, id, Driver::get().device_count());

@@ -113,6 +113,7 @@ Errc fill(CUdeviceptr dst, size_t pitch, unsigned value, unsigned elem, size_t w
   Extent e{width * elem, height, 1, pitch, pitch * height};
   TRY(mem::resolve(dst, Space::device, e, api, "dstDevice", op.dst));
   TRY(mem::check_writable(op.dst, api, "dstDevice"));
+  TRY(mem::check_fill_access(op.dst, api, "dstDevice"));
   return mem::submit_fill(std::move(op), how, api);
 }
 

@@ -12,6 +12,7 @@
 #include "memory/address_space.hpp"
 #include "memory/device_alloc.hpp"
 #include "memory/pool.hpp"
+#include "vmm/vmm.hpp"
 
 namespace cuda_shim::api {
 namespace {
@@ -205,18 +206,38 @@ Errc cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr
   const char* api = "cuMemGetAddressRange";
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
+  if (!pbase && !psize) return Errc::success;  // measured: nothing asked, nothing looked up
+  // Measured: a failure writes 0 to the outputs given.
+  auto not_found = [&](Errc e) {
+    if (pbase) *pbase = 0;
+    if (psize) *psize = 0;
+    return e;
+  };
   RangePtr r = AddressSpace::get().find(dptr);
   if (!r)
-    return fail(Errc::not_found, "{}: {:#x} lies in no allocation the driver knows (never allocated, or freed)", api,
-                dptr);
+    return not_found(fail(Errc::not_found, "{}: {:#x} lies in no allocation the driver knows (never allocated, or "
+                          "freed)", api, dptr));
+  if (r->kind == Kind::vmm && r->vmm->alloc->host_located()) {
+    // Measured: host-located VMM memory is found once a device was given access, and then
+    // reads as base 0 (as host-located pool memory's range start does).
+    bool dev = false;
+    for (int d = 0; d < kMaxDevices; ++d) dev |= r->vmm->device_access(d) != 0;
+    if (!dev)
+      return not_found(fail(Errc::not_found, "{}: {:#x} is host-located memory mapped with cuMemMap that no device "
+                            "was given access to; cuMemGetAddressRange describes device-visible memory only", api,
+                            dptr));
+    if (pbase) *pbase = 0;
+    if (psize) *psize = r->size;
+    return Errc::success;
+  }
   if (r->kind == Kind::pool) {
     mem::PoolAlloc al;
     if (!r->pool->lookup(dptr, al))
-      return fail(Errc::not_found, "{}: {:#x} lies in {} but in no live allocation (freed, or never allocated)", api,
-                  dptr, r->pool->describe());
+      return not_found(fail(Errc::not_found, "{}: {:#x} lies in {} but in no live allocation (freed, or never "
+                            "allocated)", api, dptr, r->pool->describe()));
     if (r->pool->host_located() && !r->pool->imported())  // measured, both ways
-      return fail(Errc::not_found, "{}: {:#x} is host memory from {}; cuMemGetAddressRange describes device "
-                  "allocations only", api, dptr, r->pool->describe());
+      return not_found(fail(Errc::not_found, "{}: {:#x} is host memory from {}; cuMemGetAddressRange describes device "
+                            "allocations only", api, dptr, r->pool->describe()));
     if (pbase) *pbase = al.base;
     if (psize) *psize = al.size;
     return Errc::success;
@@ -238,13 +259,10 @@ Errc cuMemFreeHost(void* p) noexcept {
   TRY(require_context(api, ctx));
   if (!p) return Errc::success;  // measured: cuMemFreeHost(NULL) is a no-op
   auto v = reinterpret_cast<uintptr_t>(p);
-  // Measured: the real driver also frees a cuMemAlloc block handed to cuMemFreeHost, but not a
-  // buffer mapped from external memory.
-  RangePtr r = AddressSpace::get().remove_base(v, [](const Range& x) {
-    return x.kind == Kind::host_pinned || (x.kind == Kind::device && !x.ipc_opened && !x.external);
-  });
+  // Measured (H100, driver 580, difftest): a cuMemAlloc block handed to cuMemFreeHost is refused
+  // with INVALID_VALUE and stays allocated (cuMemFree frees it afterwards); so is every other kind.
+  RangePtr r = AddressSpace::get().remove_base(v, [](const Range& x) { return x.kind == Kind::host_pinned; });
   if (!r) return not_an_allocation(v, Kind::host_pinned, api, "p");
-  if (r->kind == Kind::device) mem::uncharge(r->ordinal, r->accounted);
   if (r->ctx) r->ctx->synchronize();
   return Errc::success;
 }
@@ -302,6 +320,9 @@ Errc cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int Flags) noexcept
   if (RangePtr o = AddressSpace::get().find_overlap(v, bytesize); o && o->kind == Kind::managed)
     return fail(Errc::invalid_value, "{}: [{}, +{}) overlaps managed memory at {:#x}, which the host and the device "
                 "share already; it needs no registration", api, p, bytesize, o->base);  // measured
+  if (RangePtr o = AddressSpace::get().find_overlap(v, bytesize); o && o->kind != Kind::host_registered)
+    return fail(Errc::invalid_value, "{}: [{}, +{}) overlaps {} at {:#x}, memory the driver allocated itself; only "
+                "plain host memory can be registered", api, p, bytesize, mem::kind_name(o->kind), o->base);  // measured
   if (RangePtr o = AddressSpace::get().find_overlap(v, bytesize))
     return fail(Errc::host_memory_already_registered, "{}: [{}, +{}) overlaps {} at {:#x} (+{} bytes), which the "
                 "driver already knows", api, p, bytesize, mem::kind_name(o->kind), o->base, o->size);
@@ -328,6 +349,7 @@ Errc cuMemHostUnregister(void* p) noexcept {
   const char* api = "cuMemHostUnregister";
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
+  if (!p) return fail(Errc::invalid_value, "{}: p is NULL", api);  // measured
   auto v = reinterpret_cast<uintptr_t>(p);
   RangePtr r = AddressSpace::get().remove_base(v, [](const Range& x) { return x.kind == Kind::host_registered; });
   if (!r) {

@@ -23,6 +23,16 @@ void put(void* data, T v) {
 // low bytes of a 0xdeadbeef-filled slot (and callers such as NCCL pass an int).
 void put_bool(void* data, bool b) { put<int>(data, b ? 1 : 0); }
 
+// Measured (H100, difftest): the driver writes the two fields of the tokens (12 bytes, not the
+// struct's padding), zero here (no RDMA peer), and then refuses host memory of every kind.
+Errc put_p2p(void* data, bool host, CUdeviceptr p, const char* api) {
+  std::memset(data, 0, sizeof(unsigned long long) + sizeof(unsigned));
+  if (host)
+    return fail(Errc::invalid_value, "{}: CU_POINTER_ATTRIBUTE_P2P_TOKENS: {:#x} is host memory, which has no "
+                "peer-to-peer tokens", api, p);
+  return Errc::success;
+}
+
 // One attribute of a known range; a refusal is recorded with fail() (cuPointerGetAttributes
 // turns it into a default value for that slot instead).
 Errc get_one(void* data, CUpointer_attribute a, CUdeviceptr p, const RangePtr& r, const char* api) {
@@ -59,17 +69,17 @@ Errc get_one(void* data, CUpointer_attribute a, CUdeviceptr p, const RangePtr& r
       put<unsigned>(data, CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE);
       return Errc::success;
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: put<CUmemoryPool>(data, nullptr); return Errc::success;
-    // Measured: a small allocation reports the 2 MiB chunk it was carved from.
+    // Measured: a small allocation reports the 2 MiB chunk it was carved from; registered
+    // memory its registration (difftest).
     case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
-      put<size_t>(data, (r->size + mem::kAllocGranularity - 1) / mem::kAllocGranularity * mem::kAllocGranularity);
+      put<size_t>(data, r->kind == Kind::host_registered
+                            ? r->size
+                            : (r->size + mem::kAllocGranularity - 1) / mem::kAllocGranularity * mem::kAllocGranularity);
       return Errc::success;
     case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: put(data, reinterpret_cast<void*>(r->base)); return Errc::success;
     case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: put<unsigned long long>(data, r->buffer_id); return Errc::success;
     case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: put_bool(data, dev); return Errc::success;
-    case CU_POINTER_ATTRIBUTE_P2P_TOKENS:
-      // Measured: succeeds. There is no RDMA peer to hand tokens to: zero tokens.
-      put(data, CUDA_POINTER_ATTRIBUTE_P2P_TOKENS{});
-      return Errc::success;
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return put_p2p(data, r->host_kind(), p, api);
     default:
       return fail(Errc::invalid_value, "{}: {} is not a CUpointer_attribute", api, static_cast<int>(a));
   }
@@ -135,7 +145,7 @@ Errc get_pool_one(void* data, CUpointer_attribute a, CUdeviceptr p, const mem::P
       return Errc::success;
     case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: put<unsigned long long>(data, al.chunk_id); return Errc::success;
     case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: put_bool(data, false); return Errc::success;
-    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: put(data, CUDA_POINTER_ATTRIBUTE_P2P_TOKENS{}); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return put_p2p(data, host, p, api);
     default:
       return fail(Errc::invalid_value, "{}: {} is not a CUpointer_attribute", api, static_cast<int>(a));
   }
@@ -152,7 +162,16 @@ Errc get_vmm_one(void* data, CUpointer_attribute a, CUdeviceptr p, const mem::Ra
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:  // measured: host-located memory is host memory
       put<unsigned>(data, host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE);
       return Errc::success;
-    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: put<CUdeviceptr>(data, p); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: {
+      Context* ctx = current_context_raw();
+      if (host && !m.device_access(ctx ? ctx->ordinal() : 0)) {  // measured (H100, difftest)
+        put<CUdeviceptr>(data, 0);
+        return fail(Errc::invalid_value, "{}: CU_POINTER_ATTRIBUTE_DEVICE_POINTER: {:#x} is host-located memory no "
+                    "device was given access to (cuMemSetAccess)", api, p);
+      }
+      put<CUdeviceptr>(data, p);
+      return Errc::success;
+    }
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
       // Measured (H200): host-located memory the host was given access to is its own address;
       // otherwise refused.
@@ -197,7 +216,7 @@ Errc get_vmm_one(void* data, CUpointer_attribute a, CUdeviceptr p, const mem::Ra
     case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
       put_bool(data, (al.prop.allocFlags.usage & CU_MEM_CREATE_USAGE_HW_DECOMPRESS) != 0);
       return Errc::success;
-    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: put(data, CUDA_POINTER_ATTRIBUTE_P2P_TOKENS{}); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return put_p2p(data, host, p, api);
     default:
       return fail(Errc::invalid_value, "{}: {} is not a CUpointer_attribute", api, static_cast<int>(a));
   }
@@ -226,7 +245,7 @@ size_t default_size(CUpointer_attribute a) {
     case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
     case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
     case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: return 8;
-    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return sizeof(CUDA_POINTER_ATTRIBUTE_P2P_TOKENS);
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return sizeof(unsigned long long) + sizeof(unsigned);  // measured: 12
     default: return 4;
   }
 }
@@ -267,8 +286,18 @@ Errc cuPointerGetAttributes(unsigned int n, CUpointer_attribute* attrs, void** d
                   static_cast<int>(attrs[i]));
   mem::PoolAlloc al;
   RangePtr r = find_live(ptr, al);
+  // Measured (H100, difftest): for memory the driver does not know, the range slots are left as
+  // they were, except in a reservation (mapped or not), which they describe.
+  uintptr_t res_base = 0;
+  size_t res_size = 0;
+  const bool reserved = !r && vmm::reservation_at(ptr, res_base, res_size);
   for (unsigned i = 0; i < n; ++i) {
     if (!data[i]) continue;  // the caller skipped this slot
+    if (!r && (attrs[i] == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR || attrs[i] == CU_POINTER_ATTRIBUTE_RANGE_SIZE)) {
+      if (reserved && attrs[i] == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR) put<CUdeviceptr>(data[i], res_base);
+      if (reserved && attrs[i] == CU_POINTER_ATTRIBUTE_RANGE_SIZE) put<size_t>(data[i], res_size);
+      continue;
+    }
     if (r) {
       // A slot that does not apply (host pointer of device memory) keeps its default.
       Errc e = r->kind == Kind::pool ? get_pool_one(data[i], attrs[i], ptr, *r->pool, al, api)

@@ -440,6 +440,7 @@ Errc cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocatio
 Errc cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool) noexcept {
   const char* api = "cuMemSetMemPool";
   TRY(Driver::get().require_init(api));
+  if (!pool) return fail(Errc::invalid_value, "{}: pool is NULL", api);  // measured (difftest): before the location
   TRY(check_location(location, type, api));
   PoolPtr p;
   TRY(pool_arg(pool, api, p));

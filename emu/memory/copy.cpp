@@ -1,6 +1,11 @@
 #include "memory/copy.hpp"
 
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "core/context.hpp"
@@ -22,7 +27,58 @@ Errc check_writable(const Side& s, const char* api, const char* what) {
   return Errc::success;
 }
 
+Errc check_fill_access(const Side& s, const char* api, const char* what) {
+  // Measured (H100, difftest): a fill of host-located cuMemMap memory needs the current device's
+  // own read-write access; the host's access, which lets copies through, is not enough.
+  auto one = [&](const RangePtr& r) {
+    if (!r || r->kind != Kind::vmm || !r->vmm->alloc->host_located()) return Errc::success;
+    Context* ctx = current_context_raw();
+    if (ctx && r->vmm->device_access(ctx->ordinal()) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) return Errc::success;
+    return fail(Errc::invalid_value, "{}: {} = {:#x} lies in host-located memory mapped with cuMemMap that the "
+                "current device may not write; a fill runs on the device (grant it with cuMemSetAccess)", api, what,
+                r->base);
+  };
+  TRY(one(s.r));
+  if (s.more)
+    for (const RangePtr& r : *s.more) TRY(one(r));
+  return Errc::success;
+}
+
 namespace {
+
+// Pageable memory the copy may touch: never the first 64 KiB (a failed allocation's NULL plus
+// an offset), never address space reserved with cuMemAddressReserve and not mapped, and only
+// pages that are mapped at all (mincore fails on a hole).
+Errc check_pageable(uintptr_t p, size_t span, const char* api, const char* what) {
+  if (p < 65536)
+    return fail(Errc::invalid_value, "{}: {} = {:#x} is no memory at all (a NULL pointer plus an offset?)", api, what, p);
+  if (span > UINTPTR_MAX - p)
+    return fail(Errc::invalid_value, "{}: {} = {:#x} + {} bytes wraps around the address space", api, what, p, span);
+  uintptr_t rb = 0;
+  size_t rs = 0;
+  if (vmm::reservation_at(p, rb, rs))
+    return fail(Errc::invalid_value, "{}: {} = {:#x} lies in the range [{:#x}, +{:#x}) reserved with "
+                "cuMemAddressReserve, where nothing is mapped", api, what, p, rb, rs);
+  static const size_t ps = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t hi = (p + span + ps - 1) / ps * ps;
+  unsigned char pages[1024];  // residency, unused: only ENOMEM (a hole) matters
+  for (uintptr_t lo = p / ps * ps; lo < hi; lo += sizeof pages * ps) {
+    const size_t len = std::min<uintptr_t>(hi - lo, sizeof pages * ps);
+    if (::mincore(reinterpret_cast<void*>(lo), len, pages) != 0 && errno == ENOMEM)
+      return fail(Errc::invalid_value, "{}: {} = {:#x}: the {} bytes from there are not all mapped in this process "
+                  "(not host memory, not memory the driver knows)", api, what, p, span);
+  }
+  // Mapped but unreadable (PROT_NONE: freed device memory, guard pages): the kernel reads the
+  // first and last byte for us and says EFAULT instead of a signal. ENOSYS/EPERM: not checked.
+  for (uintptr_t at : {p, p + span - 1}) {
+    char b;
+    iovec local{&b, 1}, remote{reinterpret_cast<void*>(at), 1};
+    if (::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0) < 0 && errno == EFAULT)
+      return fail(Errc::invalid_value, "{}: {} = {:#x}: byte {:#x} cannot be read (memory no allocation holds any "
+                  "more, or a guard page)", api, what, p, at);
+  }
+  return Errc::success;
+}
 
 // p lies in a pool's window: it must lie in a live allocation, and the copy must stay
 // inside that allocation (measured: the bytes between allocations are refused too).
@@ -93,7 +149,9 @@ Errc resolve(uintptr_t p, Space space, const Extent& e, const char* api, const c
       return fail(Errc::invalid_value,
                   "{}: {} = {:#x} is not device memory: no allocation contains it (never allocated, already "
                   "freed, or a plain host pointer)", api, what, p);
-    // Pageable host memory: the user's own pages, copied through directly.
+    // Pageable host memory: the user's own pages, copied through directly, once they are known
+    // to exist. NVIDIA's driver dies of SIGSEGV on the addresses refused here (difftest).
+    TRY(check_pageable(p, e.span() ? e.span() : 1, api, what));
     out.p = reinterpret_cast<char*>(p);
     out.r = nullptr;
     return Errc::success;
@@ -236,6 +294,13 @@ Errc side_3d(CUmemorytype type, const void* host, CUdeviceptr dev, CUarray arr, 
   const char* what = is_src ? (space == Space::host ? "srcHost (+ offsets)" : "srcDevice (+ offsets)")
                             : (space == Space::host ? "dstHost (+ offsets)" : "dstDevice (+ offsets)");
   if (base == 0) return fail(Errc::invalid_value, "{}: {} is NULL", api, what);
+  // UNIFIED classifies the address the program gave: offsets that take memory the driver knows
+  // past its end reach no memory of the program's, and must not be read as its pageable pages.
+  if (space == Space::unified && off != 0)
+    if (RangePtr r = AddressSpace::get().find(base); r && !AddressSpace::get().find(base + off))
+      return fail(Errc::invalid_value, "{}: {} = {:#x} lies in {} of {} bytes at {:#x}; the offsets ({} bytes) take the "
+                  "copy past its end", api, is_src ? "srcDevice" : "dstDevice", base, kind_name(r->kind), r->size,
+                  r->base, off);
   TRY(resolve(base + off, space, e, api, what, out));
   return is_src ? Errc::success : check_writable(out, api, what);
 }

@@ -50,6 +50,8 @@ Errc resolve(uintptr_t p, Space space, const Extent& e, const char* api, const c
 
 // Refuses a destination the device may not write (read-only registered host memory).
 Errc check_writable(const Side& s, const char* api, const char* what);
+// Refuses a fill's destination that only copies may reach (host-located VMM memory).
+Errc check_fill_access(const Side& s, const char* api, const char* what);
 
 struct CopyOp {
   Side dst, src;

@@ -450,14 +450,16 @@ Errc cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocatio
   std::lock_guard lk(st().m);
   AllocationPtr a;
   TRY(handle_arg(handle, api, a));
-  // Measured: NOT_SUPPORTED for a non-zero offset, and for any size other than the whole allocation.
-  if (offset != 0 || size != a->size)
-    return fail(Errc::not_supported, "{}: offset {} and size {}: an allocation is mapped whole (offset 0, size {} for "
-                "{})", api, offset, size, a->size, a->describe());
+  // Measured (H100, difftest): an address outside every reservation (NULL) is INVALID_VALUE even
+  // with a bad offset, so the reservation is checked first.
   Reservation* r = reservation_of(ptr, size);
   if (!r)  // measured (H200): INVALID_VALUE; the H100 probe's NOT_SUPPORTED came from its size check
     return fail(Errc::invalid_value, "{}: [{:#x}, +{:#x}) does not lie within one range reserved with "
                 "cuMemAddressReserve", api, ptr, size);
+  // Measured: NOT_SUPPORTED for a non-zero offset, and for any size other than the whole allocation.
+  if (offset != 0 || size != a->size)
+    return fail(Errc::not_supported, "{}: offset {} and size {}: an allocation is mapped whole (offset 0, size {} for "
+                "{})", api, offset, size, a->size, a->describe());
   if (ptr % kGranularity != 0)  // measured
     return fail(Errc::invalid_value, "{}: ptr = {:#x} is not aligned to the allocation granularity ({} bytes)", api,
                 ptr, kGranularity);
@@ -551,6 +553,11 @@ Errc cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, s
   if (!r)  // measured
     return fail(Errc::invalid_value, "{}: [{:#x}, +{:#x}) does not lie within one range reserved with "
                 "cuMemAddressReserve", api, ptr, size);
+  // Measured (H100, difftest): a range whose last byte is not mapped is refused and changes
+  // nothing; one that ends in a mapping may run through a gap (whole_mappings).
+  if (auto m = mapping_at(ptr + size - 1); !m || m->res_base != r->base)
+    return fail(Errc::invalid_value, "{}: [{:#x}, +{:#x}) ends in address space that is reserved but not mapped", api,
+                ptr, size);
   std::vector<std::shared_ptr<Mapping>> ms;
   TRY(whole_mappings(*r, ptr, size, api, ms));  // measured: part of a mapping, or a gap -> INVALID_VALUE
   bool any_device = false;
@@ -588,11 +595,16 @@ Errc cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location, CU
                 "HOST_NUMA)", api, t, mem::location_name(t));
   auto m = mapping_at(ptr);
   if (!m) {
-    // Measured: a buffer mapped from external memory, and managed memory, answer with no access at all.
-    if (RangePtr r = AddressSpace::get().find(ptr); r && (r->external || r->kind == Kind::managed)) {
+    // Measured: a buffer mapped from external memory, managed memory and cuMemAlloc memory
+    // answer with no access at all.
+    if (RangePtr r = AddressSpace::get().find(ptr);
+        r && (r->external || r->kind == Kind::managed || r->kind == Kind::device)) {
       *flags = 0;
       return Errc::success;
     }
+    uintptr_t rb = 0;
+    size_t rs = 0;
+    if (vmm::reservation_at(ptr, rb, rs)) *flags = 0;  // measured: written before the refusal
     return fail(Errc::invalid_value, "{}: ptr = {:#x} lies in no cuMemMap mapping", api, ptr);  // measured
   }
   *flags = t == CU_MEM_LOCATION_TYPE_DEVICE ? m->device_access(location->id) : reported_host_flags(*m);
@@ -644,6 +656,8 @@ Errc cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* 
   switch (t) {
     case CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: {
       // The osHandle is the descriptor itself; the caller keeps it (measured: not closed).
+      // Measured: descriptor 0 is a NULL osHandle, INVALID_VALUE whatever it refers to.
+      if (!osHandle) return fail(Errc::invalid_value, "{}: osHandle is NULL (descriptor 0)", api);
       const int in = static_cast<int>(reinterpret_cast<intptr_t>(osHandle));
       info = ipc::describe_import(in);
       // Measured: -1, a closed descriptor and a memfd no driver exported are all CUDA_ERROR_UNKNOWN.
@@ -694,5 +708,14 @@ size_t reservation_count() {
 AllocationPtr find_allocation(CUmemGenericAllocationHandle h) {
   std::lock_guard lk(api::st().m);
   return api::find_handle(h);
+}
+
+bool reservation_at(uintptr_t p, uintptr_t& base, size_t& size) {
+  std::lock_guard lk(api::st().m);
+  const api::Reservation* r = api::reservation_of(p, 1);
+  if (!r) return false;
+  base = r->base;
+  size = r->size;
+  return true;
 }
 }  // namespace cuda_shim::vmm

@@ -93,6 +93,8 @@ struct Mapping {
 // The live allocation behind a CUmemGenericAllocationHandle, or null (garbage and released
 // handles are never dereferenced): for callers outside the VMM module (logical endpoints).
 AllocationPtr find_allocation(CUmemGenericAllocationHandle h);
+// The cuMemAddressReserve range holding p, mapped or not (pointer queries, copies).
+bool reservation_at(uintptr_t p, uintptr_t& base, size_t& size);
 // Live allocation handles and address reservations (cuShimGetObjectCounts).
 size_t handle_count();
 size_t reservation_count();
