@@ -202,6 +202,7 @@ Errc cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUevent event) noexcept {
   Context* ctx = nullptr;
   TRY(require_context(api, ctx));
   TRY(need(pHandle, api, "pHandle"));
+  if (!event) return fail(Errc::invalid_value, "{}: event is NULL", api);  // measured: not INVALID_HANDLE
   auto ev = events().find(event);
   if (!ev) return fail(Errc::invalid_handle, "{}: {} is not a live event", api, static_cast<void*>(event));
   if (!(ev->flags() & CU_EVENT_INTERPROCESS))  // measured: INVALID_HANDLE
