@@ -399,7 +399,7 @@ class Segment {
   // string moves (GCC PR 105329).
   [[gnu::noinline]] std::string attach() {
     name_ = default_name();
-    for (int attempt = 0; attempt < 8; ++attempt) {
+    for (int attempt = 0; attempt < 32; ++attempt) {  // each retry follows another process's step
       std::string why = try_attach();
       if (why != "retry") return why;
     }
@@ -419,9 +419,12 @@ class Segment {
       try {
         shm = std::make_unique<bip::shared_memory_object>(bip::open_only, name_.c_str(), bip::read_write);
       } catch (const bip::interprocess_exception& ex) {
-        // Typically EACCES: another user's segment (mode 0600). Say whose it is.
+        // Gone between the two opens: the last process out removed it. Create it afresh.
         struct stat other {};
-        if (::stat(("/dev/shm/" + name_).c_str(), &other) == 0 && other.st_uid != ::getuid())
+        const bool there = ::stat(("/dev/shm/" + name_).c_str(), &other) == 0;
+        if (!there && errno == ENOENT) return "retry";
+        // Typically EACCES: another user's segment (mode 0600). Say whose it is.
+        if (there && other.st_uid != ::getuid())
           return fmt::format("{} (it belongs to uid {} with mode {:o}; this process runs as uid {})", ex.what(),
                              other.st_uid, other.st_mode & 0777, ::getuid());
         throw;
