@@ -22,6 +22,9 @@ inline bool all_bytes(const std::vector<unsigned char>& v, unsigned char b) {
   return true;
 }
 
+// How many descriptors this process has open.
+size_t open_fds();
+
 // cuInit(0) + retain and set the primary context of device 0; returns it.
 CUcontext conformance_primary_ctx();
 // The same for a multiprocess test's child (no Catch2 there): exits with 99 on failure.

@@ -126,14 +126,6 @@ struct Imported {
   }
 };
 
-size_t open_fds() {
-  size_t n = 0;
-  if (DIR* d = opendir("/proc/self/fd")) {
-    while (readdir(d)) ++n;
-    closedir(d);
-  }
-  return n;
-}
 }  // namespace
 
 // What the emulator builds on (measured with Debian bookworm's Mesa 22.3.6): lavapipe's

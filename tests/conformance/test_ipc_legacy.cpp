@@ -15,14 +15,23 @@
 #include "multiprocess.hpp"
 
 // Child: opens the handle, reads the exporter's bytes, writes its own, closes.
-MP_CHILD(ipc_mem_reader) {
+// A child's first steps: receive a handle and a size, open the handle and report the result.
+// Null when the open failed.
+static void* open_received(mp::Channel& ch, cudaIpcMemHandle_t& h, size_t& n) {
   child_primary_ctx();
-  auto h = ch.recv_pod<cudaIpcMemHandle_t>();
-  size_t n = static_cast<size_t>(ch.recv_int());
+  h = ch.recv_pod<cudaIpcMemHandle_t>();
+  n = static_cast<size_t>(ch.recv_int());
   void* p = nullptr;
   cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
   ch.send_int(e);
-  if (e != cudaSuccess) return 1;
+  return e == cudaSuccess ? p : nullptr;
+}
+
+MP_CHILD(ipc_mem_reader) {
+  cudaIpcMemHandle_t h;
+  size_t n = 0;
+  void* p = open_received(ch, h, n);
+  if (!p) return 1;
   void* again = nullptr;
   ch.send_int(cudaIpcOpenMemHandle(&again, h, cudaIpcMemLazyEnablePeerAccess));
   ch.send_int(again == p);
@@ -105,13 +114,10 @@ TEST_CASE("cudaMalloc memory shared through cudaIpcGetMemHandle", "[ipc][legacy]
 // Opens the handle it is sent, checks the exporter's bytes, writes its own, then checks that
 // the exporter's later write reaches it.
 MP_CHILD(ipc_mem_neighbour) {
-  child_primary_ctx();
-  auto h = ch.recv_pod<cudaIpcMemHandle_t>();
-  size_t n = static_cast<size_t>(ch.recv_int());
-  void* p = nullptr;
-  cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
-  ch.send_int(e);
-  if (e != cudaSuccess) return 1;
+  cudaIpcMemHandle_t h;
+  size_t n = 0;
+  void* p = open_received(ch, h, n);
+  if (!p) return 1;
   std::vector<unsigned char> buf(n);
   ch.send_int(cudaMemcpy(buf.data(), p, n, cudaMemcpyDeviceToHost) == cudaSuccess && all_bytes(buf, 0x22));
   ch.send_int(cudaMemset(p, 0x44, n) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess);

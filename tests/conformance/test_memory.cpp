@@ -1,6 +1,5 @@
 // Device and host allocations, host registration, memory info, pointer attributes.
 // Expected codes are those measured on NVIDIA's driver (H200, 580.159.04, CUDA 13.0).
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -482,17 +481,6 @@ TEST_CASE("cuPointerSetAttribute sets SYNC_MEMOPS on device memory") {
   CHECK(v == 1);
   CHECK_CU(cuMemFree(p), CUDA_SUCCESS);
 }
-
-namespace {
-size_t open_fds() {
-  size_t n = 0;
-  if (DIR* d = opendir("/proc/self/fd")) {
-    while (readdir(d)) ++n;
-    closedir(d);
-  }
-  return n;
-}
-}  // namespace
 
 // Issue 22, item 3: a GPU has no descriptor per allocation. The emulator once took one memfd per
 // live allocation, so under `ulimit -n 1024` the 1,019th cudaMalloc failed and the program's
