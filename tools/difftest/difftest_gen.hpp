@@ -472,7 +472,9 @@ class Gen {
         Obj* f = r.of(fs);
         std::string X = fresh("X");
         emit("ext_import " + X + " " + f->n + " " + u(flag({1}, {0, 2, 9})) + " " + u(bad() ? 0 : f->size));
-        add(X, 'X', f->size); kill(f->n);  // the driver owns the fd once imported
+        const std::string fn = f->n;  // add() may move objs: f dangles after it
+        add(X, 'X', f->size);
+        kill(fn);  // the driver owns the fd once imported
         break;
       }
       case 2: {
