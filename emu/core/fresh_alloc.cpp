@@ -4,12 +4,10 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 
-// LeakSanitizer finds pointers in globals, stacks and heap blocks, never in mappings: the
-// heap memory these objects own (a stream's queue, a pool's books) would be reported leaked.
-// Each live object is a root region of its own.
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
 #define CUDA_SHIM_LSAN 1
@@ -18,11 +16,28 @@
 #if defined(__SANITIZE_ADDRESS__) && !defined(CUDA_SHIM_LSAN)
 #define CUDA_SHIM_LSAN 1
 #endif
-#ifdef CUDA_SHIM_LSAN
-#include <sanitizer/lsan_interface.h>
-#endif
 
 namespace cuda_shim {
+
+#ifdef CUDA_SHIM_LSAN
+// Under LeakSanitizer the objects come from the sanitizer's heap instead: it finds pointers in
+// heap blocks but never in mappings, so everything an object owns (a stream's queue, a pool's
+// books) was reported leaked, and registering each object as a root region made every leak
+// check re-read /proc/self/maps once per live object. The heap's quarantine keeps a freed
+// address from coming back for hundreds of MiB of frees, and ASan reports any use of a
+// destroyed object.
+void* fresh_allocate(size_t n, size_t align) {
+  if (align < alignof(std::max_align_t)) align = alignof(std::max_align_t);
+  if (align > 4096) throw std::bad_alloc();
+  n = (n + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, n ? n : align);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void fresh_deallocate(void* p, size_t) noexcept { std::free(p); }
+
+#else
 
 namespace {
 
@@ -58,9 +73,6 @@ void* fresh_allocate(size_t n, size_t align) {
   }
   s.next = at + n;
   for (uintptr_t pg = at / s.page; pg <= (at + n - 1) / s.page; ++pg) ++s.live[pg];
-#ifdef CUDA_SHIM_LSAN
-  __lsan_register_root_region(reinterpret_cast<void*>(at), n);
-#endif
   return reinterpret_cast<void*>(at);
 }
 
@@ -69,9 +81,6 @@ void fresh_deallocate(void* p, size_t n) noexcept {
   if (n == 0) n = 1;
   const auto at = reinterpret_cast<uintptr_t>(p);
   std::lock_guard lk(s.m);
-#ifdef CUDA_SHIM_LSAN
-  __lsan_unregister_root_region(p, n);
-#endif
   for (uintptr_t pg = at / s.page; pg <= (at + n - 1) / s.page; ++pg) {
     auto it = s.live.find(pg);
     if (it == s.live.end() || --it->second > 0) continue;
@@ -80,5 +89,7 @@ void fresh_deallocate(void* p, size_t n) noexcept {
     if (pg != s.next / s.page) ::madvise(reinterpret_cast<void*>(pg * s.page), s.page, MADV_DONTNEED);
   }
 }
+
+#endif  // CUDA_SHIM_LSAN
 
 }  // namespace cuda_shim

@@ -1,8 +1,9 @@
 // Storage for objects whose address is their handle (contexts, streams, modules, functions,
 // arrays, pools, external memory...): an address handed out here is never handed out again in
-// this process, so a destroyed object's handle stays stale forever. With the ordinary allocator
-// the next object of its size landed at the same address, and a second destroy of the old handle
-// destroyed the new object. Freed pages go back to the system; only address space is spent.
+// this process (under LeakSanitizer: not before the heap's quarantine lets it go), so a
+// destroyed object's handle stays stale. With the ordinary allocator the next object of its
+// size landed at the same address, and a second destroy of the old handle destroyed the new
+// object. Freed pages go back to the system; only address space is spent.
 #pragma once
 #include <cstddef>
 #include <memory>

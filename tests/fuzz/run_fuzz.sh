@@ -17,7 +17,8 @@ case $mode in
     exec "$fuzzer" -artifact_prefix="$work/artifacts/" "$@" ;;
   bounded)
     rm -rf "$work/new"; mkdir -p "$work/new"
-    exec "$fuzzer" -max_total_time="${CUDA_SHIM_FUZZ_SECONDS:-60}" -max_len=1024 -timeout=30 \
+    # -len_control=0: programs of full length from the start (a short session never grows them).
+    exec "$fuzzer" -max_total_time="${CUDA_SHIM_FUZZ_SECONDS:-60}" -max_len=1024 -len_control=0 -timeout=30 \
       -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
       "$work/new" "$corpus" ;;
   *) echo "mode must be corpus or bounded" >&2; exit 2 ;;

@@ -1,0 +1,246 @@
+// Table entries whose arguments need more than roles: fds whose ownership may pass to the
+// driver, semaphore waits that must end, handles whose form follows their type, buffers
+// whose sizes follow an attribute, option arrays whose values are pointers. Templates over the
+// entry's function type, so the driver's and the runtime's forms (and _ptsz variants) share
+// them. Included by fuzz_table_*.cpp.
+#pragma once
+#include <sys/mman.h>
+
+#include "fuzz_gen.hpp"
+
+namespace fz::custom {
+
+template <class F>
+F fn_of(const Entry& e) {
+  return reinterpret_cast<F>(e.fn);
+}
+inline void check(const Entry& e, int r) { check_entry(e.name, e.runtime, r); }
+template <class T>
+T* maybe(Picker& pk, T* p) {  // NULL now and then, where the driver checks for it
+  return pk.in.ConsumeIntegralInRange(0, 15) ? p : nullptr;
+}
+
+// cu/cudaSignalExternalSemaphoresAsync: arrays of two (the count may be 0, 1 or 2; the second
+// is the same semaphore).
+template <class H, class P, class F>
+void sem_signal(Picker& pk, const Entry& e, F fn) {
+  auto& in = pk.in;
+  Sem* live = S.sems.empty() || !in.ConsumeIntegralInRange(0, 5) ? nullptr : &S.sems[pk.any(S.sems.size())];
+  H s = live ? reinterpret_cast<H>(live->h) : static_cast<H>(pk.dead());
+  unsigned n = in.ConsumeIntegralInRange(0, 7) ? 1 : in.ConsumeIntegralInRange(0, 2);
+  H ss[2] = {s, s};
+  P p[2] = {};
+  p[0].params.fence.value = p[1].params.fence.value = in.ConsumeIntegralInRange<unsigned long long>(0, 64);
+  p[0].flags = in.ConsumeIntegralInRange(0, 7) ? 0 : in.ConsumeIntegral<unsigned>();
+  int r = fn(maybe(pk, ss), maybe(pk, p), n, pk.stream());
+  check(e, r);
+  if (r == 0 && n && live) {
+    live->floor = live->pending && live->timeline ? std::min(live->floor, p[0].params.fence.value) : p[0].params.fence.value;
+    live->pending = true;
+  }
+}
+
+// ... and waits, only where they will end (see Sem); others go to a handle that is not live.
+template <class H, class P, class F>
+void sem_wait(Picker& pk, const Entry& e, F fn) {
+  auto& in = pk.in;
+  Sem* live = S.sems.empty() || !in.ConsumeIntegralInRange(0, 5) ? nullptr : &S.sems[pk.any(S.sems.size())];
+  unsigned n = in.ConsumeIntegralInRange(0, 7) ? 1 : in.ConsumeIntegralInRange(0, 2);
+  const bool may_wait = live && live->clean && !S.tainted_sem_objects.count(live->object_fd) &&
+                        (live->timeline ? true : live->pending && n <= 1);
+  H s = may_wait ? reinterpret_cast<H>(live->h) : nullptr;
+  if (!may_wait) {
+    s = static_cast<H>(pk.dead());
+    for (const Sem& x : S.sems)
+      if (reinterpret_cast<void*>(x.h) == static_cast<void*>(s)) s = nullptr;
+  } else if (!live->timeline && n == 1) {
+    live->pending = false;
+  }
+  H ss[2] = {s, s};
+  P p[2] = {};
+  const unsigned long long most = may_wait && live->timeline ? (live->pending ? live->floor : 0) : 64;
+  p[0].params.fence.value = p[1].params.fence.value = in.ConsumeIntegralInRange<unsigned long long>(0, most);
+  p[0].flags = in.ConsumeIntegralInRange(0, 7) ? 0 : in.ConsumeIntegral<unsigned>();
+  // No NULL arrays with a live semaphore: a refused wait would leave `pending` wrong.
+  int r = fn(may_wait ? ss : maybe(pk, ss), may_wait ? p : maybe(pk, p), n, pk.stream());
+  check(e, r);
+  if (r != 0 && may_wait && !live->timeline && n == 1) live->pending = true;
+}
+
+// cu/cudaImportExternalMemory: the fd is a copy of one the program owns; ownership passes on
+// success (the copy must then be closed in the program's table) and on some refusals.
+template <class H, class Desc, class F>
+void import_memory(Picker& pk, const Entry& e, F fn) {
+  auto& in = pk.in;
+  Desc d{};
+  int k = in.ConsumeIntegralInRange(0, 7);
+  d.type = static_cast<decltype(d.type)>(k < 6 ? 1 : in.ConsumeIntegralInRange(0, 10));  // 1: OPAQUE_FD
+  int src = pk.fd();
+  int fd = src >= 0 && fd_open(src) ? ::dup(src) : src;
+  d.handle.fd = fd;
+  d.size = in.ConsumeBool() ? (size_t(2) << 20) : pk.size();
+  d.flags = in.ConsumeIntegralInRange(0, 7) ? 0 : in.ConsumeIntegral<unsigned>();
+  if (!in.ConsumeIntegralInRange(0, 15)) d.reserved[in.ConsumeIntegralInRange(0, 15)] = 1;
+  H m = nullptr;
+  int r = fn(maybe(pk, &m), maybe(pk, &d));
+  check(e, r);
+  if (r == 0) {
+    if (d.type == 1 && fd != src && fd_open(fd)) die(e.name, "succeeded but left the fd it now owns open in the caller's table");
+    S.extmems.push_back(reinterpret_cast<CUexternalMemory>(m));
+  } else if (fd != src && fd_open(fd)) {
+    ::close(fd);  // refused before ownership passed: still ours
+  }
+}
+
+// cu/cudaImportExternalSemaphore: mostly a fresh exportable semaphore of its own type (waits
+// on it can be made to end), else any fd of the program. A refused import leaves the fd.
+template <class H, class Desc, class F>
+void import_semaphore(Picker& pk, const Entry& e, F fn) {
+  auto& in = pk.in;
+  int obj = -1;
+  bool timeline = in.ConsumeBool(), fresh = false;
+  if (in.ConsumeIntegralInRange(0, 3)) {
+    fresh = true;
+    if (cuShimExportableSemaphoreCreate(&obj, timeline ? 1 : 0, 0) != CUDA_SUCCESS) die(e.name, "no semaphore object");
+    keep_fd(obj);
+    S.sem_object_fds.push_back(obj);
+  } else {
+    obj = pk.fd();
+  }
+  const int own = timeline ? CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD : CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
+  Desc d{};
+  d.type = static_cast<decltype(d.type)>(in.ConsumeIntegralInRange(0, 5) ? own : in.ConsumeIntegralInRange(0, 12));
+  int fd = obj >= 0 && fd_open(obj) ? ::dup(obj) : obj;
+  d.handle.fd = fd;
+  d.flags = in.ConsumeIntegralInRange(0, 7) ? 0 : in.ConsumeIntegral<unsigned>();
+  H s = nullptr;
+  int r = fn(maybe(pk, &s), maybe(pk, &d));
+  check(e, r);
+  const bool clean = fresh && static_cast<int>(d.type) == own;
+  if (!clean) S.tainted_sem_objects.insert(obj);
+  if (r == 0) S.sems.push_back({reinterpret_cast<CUexternalSemaphore>(s), obj, clean, timeline});
+  else if (fd != obj && fd_open(fd)) ::close(fd);
+}
+
+// Shareable handles: an fd (POSIX_FILE_DESCRIPTOR) or 64 bytes (FABRIC), in both directions.
+template <class Type>
+Type handle_type(Picker& pk) {
+  return static_cast<Type>(pk.handle_types());
+}
+// cuMemExportToShareableHandle, cu/cudaMemPoolExportToShareableHandle: (out, object, type, flags).
+template <class Obj, class Type, class Flags, class F>
+void export_handle(Picker& pk, const Entry& e, F fn, Obj obj) {
+  auto& in = pk.in;
+  Type type = handle_type<Type>(pk);
+  const bool fd = static_cast<int>(type) == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  std::unique_ptr<unsigned char[]> out(new unsigned char[fd ? sizeof(int) : 64]);  // exactly what the type writes
+  int r = fn(maybe(pk, static_cast<void*>(out.get())), obj, type,
+             static_cast<Flags>(in.ConsumeIntegralInRange(0, 7) ? 0 : in.ConsumeIntegral<unsigned>()));
+  check(e, r);
+  if (r != 0) return;
+  if (fd) {
+    int f;
+    std::memcpy(&f, out.get(), sizeof f);
+    keep_fd(f);
+  } else if (static_cast<int>(type) == CU_MEM_HANDLE_TYPE_FABRIC) {
+    pk.keep_blob(out.get());
+  }
+}
+
+// cuMemImportFromShareableHandle, cu/cudaMemPoolImportFromShareableHandle: the fd as a pointer
+// value, or the 64 bytes' address; importing never takes the fd.
+template <class Type>
+void* shareable_source(Picker& pk, Type type, int& fd, std::vector<unsigned char>& b) {
+  fd = pk.fd();
+  b = pk.blob();
+  return static_cast<int>(type) == CU_MEM_HANDLE_TYPE_FABRIC ? static_cast<void*>(b.data())
+                                                              : reinterpret_cast<void*>(static_cast<intptr_t>(fd));
+}
+
+// cu/cudaMemPoolGetAttribute / SetAttribute: the value is an int for the reuse flags, a
+// cuuint64_t for the rest; exactly that much memory.
+template <class Pool, class Attr, class F>
+void pool_attribute(Picker& pk, const Entry& e, F fn) {
+  auto& in = pk.in;
+  const int attr = in.ConsumeIntegralInRange(0, 15) ? in.ConsumeIntegralInRange(0, 10) : in.ConsumeIntegral<int>();
+  const bool is_int = attr >= CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES &&
+                      attr <= CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES;
+  std::unique_ptr<unsigned char[]> v(new unsigned char[is_int ? sizeof(int) : sizeof(cuuint64_t)]);
+  if (is_int) {
+    int x = in.ConsumeIntegralInRange(0, 1);
+    std::memcpy(v.get(), &x, sizeof x);
+  } else {
+    cuuint64_t x = in.ConsumeBool() ? 0 : in.ConsumeIntegral<cuuint64_t>();
+    std::memcpy(v.get(), &x, sizeof x);
+  }
+  Pool pool = reinterpret_cast<Pool>(pk.pick(S.pools));
+  if (!in.ConsumeIntegralInRange(0, 7)) {  // a default pool
+    CUmemoryPool d = nullptr;
+    cuDeviceGetDefaultMemPool(&d, in.ConsumeIntegralInRange(0, 1));
+    pool = reinterpret_cast<Pool>(d);
+  }
+  check(e, fn(pool, static_cast<Attr>(attr), maybe(pk, static_cast<void*>(v.get()))));
+}
+
+// cu/cudaMemRangeGetAttributes: numAttributes buffers, each exactly dataSizes[i] bytes.
+template <class Attr, class Ptr, class F>
+void range_attributes(Picker& pk, const Entry& e, F fn) {
+  auto& in = pk.in;
+  size_t n = in.ConsumeIntegralInRange(0, 7) ? in.ConsumeIntegralInRange(1, 4) : in.ConsumeIntegralInRange(0, 8);
+  std::vector<std::unique_ptr<unsigned char[]>> bufs;
+  std::vector<void*> data(n ? n : 1);
+  std::vector<size_t> sizes(n ? n : 1);
+  std::vector<Attr> attrs(n ? n : 1);
+  static const size_t kSizes[] = {4, 8, 16, 0, 3, 64};
+  for (size_t i = 0; i < n; ++i) {
+    sizes[i] = kSizes[in.ConsumeIntegralInRange(0, 5)];
+    bufs.emplace_back(new unsigned char[sizes[i] ? sizes[i] : 1]);
+    data[i] = bufs.back().get();
+    attrs[i] = static_cast<Attr>(in.ConsumeIntegralInRange(0, 7) ? in.ConsumeIntegralInRange(1, 8) : in.ConsumeIntegral<int>());
+  }
+  size_t room = 0;
+  CUdeviceptr p = pk.dptr(&room);
+  check(e, fn(maybe(pk, data.data()), maybe(pk, sizes.data()), maybe(pk, attrs.data()), n, (Ptr)(p),
+              in.ConsumeBool() ? room : pk.size()));
+}
+
+// Options of cuModuleLoadDataEx / cuLibraryLoad*: only options whose values are numbers, and
+// log buffers always with their sizes (the driver writes the logs).
+struct JitOptions {
+  std::vector<CUjit_option> opt;
+  std::vector<void*> val;
+  std::vector<std::unique_ptr<char[]>> logs;
+};
+inline void jit_options(Picker& pk, JitOptions& o) {
+  auto& in = pk.in;
+  unsigned n = in.ConsumeIntegralInRange(0, 3) ? 0 : in.ConsumeIntegralInRange(0u, 4u);
+  for (unsigned i = 0; i < n; ++i) {
+    int k = in.ConsumeIntegralInRange(0, 15);
+    if (k == 3 || k == 5) {  // CU_JIT_INFO_LOG_BUFFER / CU_JIT_ERROR_LOG_BUFFER with their sizes
+      size_t size = in.ConsumeIntegralInRange<size_t>(0, 256);
+      o.logs.emplace_back(new char[size ? size : 1]);
+      o.opt.push_back(static_cast<CUjit_option>(k));
+      o.val.push_back(o.logs.back().get());
+      o.opt.push_back(static_cast<CUjit_option>(k + 1));
+      o.val.push_back(reinterpret_cast<void*>(size));
+    } else if (k != 4 && k != 6) {
+      int id = k == 15 ? in.ConsumeIntegralInRange(100, 1000) : k;  // 15: an option that does not exist
+      o.opt.push_back(static_cast<CUjit_option>(id));
+      o.val.push_back(reinterpret_cast<void*>(uintptr_t{in.ConsumeIntegralInRange(0u, 64u)}));
+    }
+  }
+}
+
+// A file holding the module's text (closed when the holder goes).
+struct PtxFile {
+  int fd = -1;
+  std::string path;
+  PtxFile() {
+    fd = ::memfd_create("fuzz-ptx", MFD_CLOEXEC);
+    if (fd < 0 || ::write(fd, kPtx, std::strlen(kPtx)) < 0) die("memfd", "ptx");
+    path = "/proc/self/fd/" + std::to_string(fd);
+  }
+  ~PtxFile() { ::close(fd); }
+};
+
+}  // namespace fz::custom

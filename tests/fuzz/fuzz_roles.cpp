@@ -1,0 +1,159 @@
+// Parameter roles: how each table entry's arguments are made, from the parameter's type
+// category and name (fuzz_gen.hpp). Pointers the driver dereferences get memory of this
+// program, sized as the ABI says (or NULL); handles and addresses the driver looks up get
+// anything. A void-like pointer no rule names stops the harness at start-up.
+#include <cctype>
+#include <map>
+
+#include "fuzz_gen.hpp"
+
+namespace fz {
+namespace {
+
+std::string lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// (entry base name, parameter) -> role, where the name alone would mislead.
+const std::map<std::pair<std::string, std::string>, Role> kOverride = {
+    // cuMemcpy infers each side's memory from the address: a wild one is the program's memory.
+    {{"cuMemcpy", "dst"}, Role::uni_ptr}, {{"cuMemcpy", "src"}, Role::uni_ptr},
+    {{"cuMemcpyAsync", "dst"}, Role::uni_ptr}, {{"cuMemcpyAsync", "src"}, Role::uni_ptr},
+    // arrays and their lengths
+    {{"cuModuleEnumerateFunctions", "functions"}, Role::out_array},
+    {{"cuModuleEnumerateFunctions", "numFunctions"}, Role::count},
+    {{"cuLibraryEnumerateKernels", "kernels"}, Role::out_array},
+    {{"cuLibraryEnumerateKernels", "numKernels"}, Role::count},
+    {{"cuMemPoolSetAccess", "map"}, Role::in_array}, {{"cuMemPoolSetAccess", "count"}, Role::count},
+    {{"cudaMemPoolSetAccess", "descList"}, Role::in_array}, {{"cudaMemPoolSetAccess", "count"}, Role::count},
+    {{"cuMemSetAccess", "desc"}, Role::in_array}, {{"cuMemSetAccess", "count"}, Role::count},
+    // inputs passed through non-const pointers
+    {{"cuCtxCreate", "ctxCreateParams"}, Role::in},
+    {{"cuMemGetDefaultMemPool", "location"}, Role::in}, {{"cuMemGetMemPool", "location"}, Role::in},
+    {{"cuMemSetMemPool", "location"}, Role::in}, {{"cuMemPoolGetAccess", "location"}, Role::in},
+    {{"cudaMemGetDefaultMemPool", "location"}, Role::in}, {{"cudaMemGetMemPool", "location"}, Role::in},
+    {{"cudaMemSetMemPool", "location"}, Role::in}, {{"cudaMemPoolGetAccess", "location"}, Role::in},
+    {{"cuMemPoolImportPointer", "shareData"}, Role::in}, {{"cudaMemPoolImportPointer", "exportData"}, Role::in},
+    // buffers whose size another parameter or the attribute gives
+    {{"cuPointerGetAttribute", "data"}, Role::out64}, {{"cuPointerSetAttribute", "value"}, Role::in64},
+    {{"cuMemRangeGetAttribute", "data"}, Role::out_bytes}, {{"cudaMemRangeGetAttribute", "data"}, Role::out_bytes},
+    {{"cuLogicalEndpointExport", "handle"}, Role::out64}, {{"cuLogicalEndpointImport", "handle"}, Role::in64},
+    {{"__cudaPopCallConfiguration", "stream"}, Role::out8},
+    // a handful of ids, never an array
+    {{"cuLogicalEndpointIdReserve", "count"}, Role::small}, {{"cuLogicalEndpointIdRelease", "count"}, Role::small},
+    {{"cuLogicalEndpointQuery", "count"}, Role::small},
+    // host memory to pin
+    {{"cuMemHostRegister", "p"}, Role::reg_host}, {{"cudaHostRegister", "ptr"}, Role::reg_host},
+};
+
+Role integer_role(const std::string& n, size_t width) {
+  if (n.find("flag") != std::string::npos) return Role::flags;
+  static const std::set<std::string> dev = {"dev", "device", "peerdev", "ordinal", "peerdevice", "dstdevice", "srcdevice"};
+  static const std::set<std::string> ptr = {"dptr", "ptr", "dst", "src", "devptr", "addr", "dstdevice", "srcdevice"};
+  // Devices are ints (CUdevice), addresses unsigned long long (CUdeviceptr): the same names.
+  if (ptr.count(n) && width == 8) return Role::dev_ptr;
+  if (dev.count(n) && width == 4) return Role::dev;
+  if (n == "value" && width < 8) return Role::value;
+  if (n == "handle" || n == "memhandle") return Role::vmm;
+  if (n == "len" || n == "datasize") return Role::len;
+  if (n == "leid" || n == "baseleid") return Role::le_id;
+  if (n.rfind("griddim", 0) == 0 || n.rfind("blockdim", 0) == 0) return Role::dim;
+  if (n == "cudaversion") return Role::version;
+  if (n.find("pitch") != std::string::npos) return Role::pitch;
+  if (n.find("width") != std::string::npos) return Role::width;
+  if (n == "height") return Role::height;
+  static const std::set<std::string> bytes = {"bytecount", "bytesize", "size", "count", "n", "length", "minbytestokeep",
+                                              "alignment", "offset", "memoffset", "hoffset", "woffset", "value"};
+  if (bytes.count(n)) return Role::bytes;
+  static const std::set<std::string> small = {"level", "paramindex", "priority", "thread_limit", "ext", "constant",
+                                              "global", "elementsizebytes", "sharedmembytes", "sharedmem", "val"};
+  if (small.count(n)) return Role::small;
+  return Role::value;
+}
+
+Role pointer_role(const std::string& n, Cat cat) {
+  switch (cat) {
+    case Cat::void_ptr:
+      if (n == "devptr" || n == "addr" || n == "p" || n == "phost" || n == "ptr") return Role::dev_ptr;
+      if (n == "dst") return Role::uni_ptr;
+      if (n == "dsthost") return Role::host_out;
+      if (n == "userdata") return Role::user_data;
+      break;
+    case Cat::const_void_ptr:
+      if (n == "devptr" || n == "ptr") return Role::dev_ptr;
+      if (n == "src") return Role::uni_ptr;
+      if (n == "srchost") return Role::host_in;
+      if (n == "code" || n == "image" || n == "fatcubin") return Role::image;
+      if (n == "func" || n == "hostfun" || n == "entryfuncaddr" || n == "symbolptr") return Role::func;
+      if (n == "symbol") return Role::symbol;
+      break;
+    case Cat::void_ptr_ptr:
+      if (n == "args" || n == "kernelparams") return Role::kernel_params;
+      if (n == "extra") return Role::extra;
+      if (n == "devptr" || n == "funcptr" || n == "pdevice" || n == "phost" || n == "pp" || n == "ptr") return Role::out;
+      break;
+    case Cat::char_ptr:
+      if (n == "name" || n == "pcibusid") return Role::out_bytes;
+      break;
+    case Cat::const_char_ptr:
+      if (n == "fname" || n == "filename") return Role::path;
+      if (n == "name") return Role::str;
+      if (n == "pcibusid") return Role::bus_id;
+      if (n == "symbol") return Role::sym_name;
+      break;
+    default: break;
+  }
+  return Role::null;  // no rule
+}
+
+}  // namespace
+
+std::vector<std::string> param_names(const char* params) {
+  std::vector<std::string> out;
+  std::string s(params);
+  if (s.size() >= 2) s = s.substr(1, s.size() - 2);  // the parentheses
+  if (s == "void" || s.empty()) return out;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = s.find(',', start);
+    std::string p = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t end = p.find_last_not_of(' ');
+    size_t begin = end;
+    while (begin > 0 && (std::isalnum(static_cast<unsigned char>(p[begin - 1])) || p[begin - 1] == '_')) --begin;
+    out.push_back(p.substr(begin, end - begin + 1));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string base_name(const char* entry) {
+  std::string s(entry);
+  for (const char* suf : {"_ptsz", "_ptds"})
+    if (s.size() > 5 && s.compare(s.size() - 5, 5, suf) == 0) s.resize(s.size() - 5);
+  if (s.size() > 3 && s[s.size() - 3] == '_' && s[s.size() - 2] == 'v' && std::isdigit(static_cast<unsigned char>(s.back())))
+    s.resize(s.size() - 3);
+  return s;
+}
+
+Role classify(const char* entry, const std::string& name, Cat cat, size_t width, const char* params) {
+  if (auto it = kOverride.find({base_name(entry), name}); it != kOverride.end()) return it->second;
+  const std::string n = lower(name);
+  switch (cat) {
+    case Cat::handle: return Role::handle;
+    case Cat::handle_out: case Cat::out_ptr: case Cat::const_char_ptr_ptr: return Role::out;
+    case Cat::in_ptr: case Cat::by_value: return Role::in;
+    case Cat::function: return Role::callback;
+    case Cat::enumeration: return Role::enumeration;
+    case Cat::integer: return integer_role(n, width);
+    default: {
+      Role r = pointer_role(n, cat);
+      if (r == Role::null)
+        die(entry, "parameter '" + name + "' of " + params + " has no argument rule: add one in tests/fuzz/fuzz_roles.cpp");
+      return r;
+    }
+  }
+}
+
+}  // namespace fz
