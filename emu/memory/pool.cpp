@@ -761,14 +761,14 @@ Errc Pool::alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
       device_full = device_located();
     }
     if (!at) {
-      if (window_size_ < capacity_ && r <= capacity_)
-        return fail(Errc::out_of_memory, "{}: {} bytes do not fit in the {} bytes of address space cuda-shim reserved "
-                    "for {} (raise CUDA_SHIM_POOL_VA_MAX)", api, bytes, window_size_, describe());
       if (device_full || (device_located() && charged(props_.loc_id) + r > Driver::get().dev(props_.loc_id).cfg.total_mem))
         return fail(Errc::out_of_memory, "{}: {} bytes requested from {}: device {} has no memory left for the pool to "
                     "grow by ({} of {} bytes in use; pools take device memory {} MiB at a time)", api, bytes,
                     describe(), props_.loc_id, charged(props_.loc_id), Driver::get().dev(props_.loc_id).cfg.total_mem,
                     kPoolChunk >> 20);
+      if (window_size_ < capacity_ && r <= capacity_)
+        return fail(Errc::out_of_memory, "{}: {} bytes do not fit in the {} bytes of address space cuda-shim reserved "
+                    "for {} (raise CUDA_SHIM_POOL_VA_MAX)", api, bytes, window_size_, describe());
       return fail(Errc::out_of_memory, "{}: {} bytes requested from {}: no free range of {} bytes within its capacity "
                   "of {} bytes ({} bytes in live allocations; frees other streams have not finished count as in use{})",
                   api, bytes, describe(), r, capacity_, used_,
@@ -1321,6 +1321,9 @@ Errc destroy_pool(const void* handle, const char* api) {
     g_epoch.fetch_add(1, std::memory_order_acq_rel);
   }
   pool->mark_destroyed();
+  // This thread's cache of its device's current pool (current_device_pool) would keep the
+  // pool's memfd and window until its next allocation; another thread's goes at its next one.
+  if (ThreadState& t = ts(); t.pool == pool) t.pool.reset();
   return Errc::success;
 }
 
