@@ -85,8 +85,6 @@ std::vector<int> fd_set() {
   return out;
 }
 
-int open_fds() { return static_cast<int>(fd_set().size()); }
-
 // "fd -> what it is" for every open fd (the report of an fd leak).
 std::string fd_list() {
   std::string out;
@@ -393,10 +391,10 @@ void cleanup() {
   drain();
   for (int fd : S.fds) ::close(fd);
   default_pools();
-  // The program's own references to the primaries go; a primary it reset, released or
-  // re-flagged (or the runtime moved) starts the next input afresh.
+  // A primary the program reset, released or re-flagged (or the runtime moved) starts the next
+  // input afresh; otherwise the program's own references to the primaries go.
   const bool touched = S.touched;
-  if (!touched)  // the program's own references to the primaries go (a release sets touched)
+  if (!touched)
     for (int dev = 0; dev < 2; ++dev)
       for (; S.primary_net[dev] > 0; --S.primary_net[dev]) cuDevicePrimaryCtxRelease(dev);
   S = State{S.ctx};

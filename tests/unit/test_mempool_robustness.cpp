@@ -5,6 +5,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cuda_shim_ext.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -304,4 +305,35 @@ TEST_CASE("a retired pool's window is never served from a thread's cache", "[mem
     CHECK(cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d) == CUDA_ERROR_INVALID_VALUE);
   }
   REQUIRE(cuStreamSynchronize(nullptr) == CUDA_SUCCESS);
+}
+
+TEST_CASE("a destroyed pool that served a device's allocations leaves no memory behind", "[mempool][robustness]") {
+  // The thread's cache of its device's current pool kept a destroyed pool, its memfd and its
+  // window alive until the thread's next stream-ordered allocation.
+  primary();
+  auto pool_fds = [] {
+    int n = 0;
+    char link[256], path[64];
+    for (int fd = 0; fd < 1024; ++fd) {
+      std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+      ssize_t k = ::readlink(path, link, sizeof link - 1);
+      if (k > 0 && std::string(link, static_cast<size_t>(k)).find("cuda-shim:pool:") != std::string::npos) ++n;
+    }
+    return n;
+  };
+  CUmemoryPool def = nullptr;
+  REQUIRE(cuDeviceGetDefaultMemPool(&def, 0) == CUDA_SUCCESS);
+  const int before = pool_fds();
+  CUmemPoolProps p = props();
+  CUmemoryPool pool = nullptr;
+  REQUIRE(cuMemPoolCreate(&pool, &p) == CUDA_SUCCESS);
+  REQUIRE(cuDeviceSetMemPool(0, pool) == CUDA_SUCCESS);
+  CUdeviceptr d = 0;
+  REQUIRE(cuMemAllocAsync(&d, 4096, nullptr) == CUDA_SUCCESS);  // from the current pool
+  REQUIRE(cuMemFreeAsync(d, nullptr) == CUDA_SUCCESS);
+  REQUIRE(cuCtxSynchronize() == CUDA_SUCCESS);
+  CHECK(pool_fds() == before + 1);
+  REQUIRE(cuDeviceSetMemPool(0, def) == CUDA_SUCCESS);
+  REQUIRE(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+  CHECK(pool_fds() == before);
 }
