@@ -1,38 +1,73 @@
 #!/usr/bin/env python3
-"""Runs the benchmark suite and writes its figures into docs/benchmarks-results.md.
+"""Runs the benchmark suite on the emulator and, where a GPU is present, on NVIDIA's driver, and
+writes the figures into docs/performance.md.
 
-    bench/report.py [BUILD_DIR]          # default: build
+    bench/report.py [BUILD_DIR]                 # collect into a temporary folder, then render
+    bench/report.py collect OUT [--build B] [--real auto|yes|no] [--filter REGEX] [--reps N]
+    bench/report.py render DIR [DIR...] [--out FILE]
 
-Every speed figure the documentation states comes from here: the table is regenerated, never
-typed (tests/docs/check_docs.py refuses hand-written figures in README.md and
-docs/benchmarks.md). Each row is one Google Benchmark run in this process's machine, next to the
-real driver's figure compiled into the benchmark (`real_us`, measured on an NVIDIA H200, see
-../shared/REAL_DRIVER.md) and a baseline measured in the same run (plain memcpy / malloc).
+`collect` runs every bench_* binary of B/bin twice when NVIDIA's driver is found (and --real is
+not `no`): once on NVIDIA's driver and runtime (LD_LIBRARY_PATH names their folders first; the
+binaries are linked to the shared libcudart.so.13 and libcuda.so.1), once on ours (B/lib). Each
+run is Google Benchmark's JSON, medians of N repetitions, kept as OUT/{ours,real}/<bench>.json
+next to OUT/machine.json (CPU, cores, GPU, driver, commit). `render` turns one or more such
+folders into the Markdown page; every figure the documentation states comes from that page.
+
+Per-operation cost is 1e9 / items_per_second (bench::ops), bandwidth bytes_per_second
+(bench::bytes); see bench/bench_common.hpp.
 """
+import argparse
 import datetime
+import glob
 import json
 import os
 import platform
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "docs", "benchmarks-results.md")
-BENCHES = ("bench_core", "bench_pool", "bench_ipc")
-# Counters worth a column, in this order, with their meaning for the reader.
-COLUMNS = (
-    ("time", "time"),
-    ("ours_us", "ours (µs)"),
-    ("real_us", "H200 (µs)"),
-    ("speedup", "speed-up vs H200"),
-    ("GBps", "ours (GB/s)"),
-    ("real_GBps", "H200 (GB/s)"),
-    ("vs_host_memcpy", "vs memcpy"),
-    ("process_ms", "process (ms)"),
-    ("noop_process_ms", "empty process (ms)"),
-    ("vs_malloc", "ours / malloc"),
-    ("vs_baseline", "ours / local pair"),
+OUT = os.path.join(ROOT, "docs", "performance.md")
+
+# The issue's table (issue 23): label, kind, benchmark (regex over names), how it is compared.
+# kind "control": a call whose bar is 10x the real driver's time; "copy": bandwidth whose bar is
+# 90% of the best host copy of the same run; "alloc": also compared with malloc+free (bar 3x).
+KEY_ROWS = (
+    ("cudaMallocAsync + cudaFreeAsync, 256 B", "alloc", r"^BM_MallocAsyncFreeAsyncPair/256$"),
+    ("cudaMallocAsync + cudaFreeAsync, 1 MiB", "alloc", r"^BM_MallocAsyncFreeAsyncPair/1048576$"),
+    ("10k live async allocations, freed scrambled (per call)", "control", r"^BM_MallocAsync10kScrambledFree$"),
+    ("event record + synchronize (disable timing)", "control", r"^BM_EventRecordSynchronize/disable_timing$"),
+    ("event record + synchronize (timing)", "control", r"^BM_EventRecordSynchronize/timing$"),
+    ("idle stream synchronize", "control", r"^BM_StreamSynchronizeIdle$"),
+    ("VMM create+reserve+map+access+unmap+free+release, 2 MiB", "control", r"^BM_VmmCycle/2097152$"),
+    ("cudaMalloc + cudaFree, 1 MiB", "control", r"^BM_MallocFree1MiB$"),
+    ("stream create + destroy", "control", r"^BM_StreamCreateDestroy$"),
+    ("pool create + destroy", "control", r"^BM_MemPoolCreateDestroy$"),
+    ("pool export pointer", "control", r"^BM_ExportPointer$"),
+    ("pool import pointer (other process)", "control", r"^BM_ImportPointer_Device$"),
+    ("cuInit (fresh process)", "control", r"^BM_FreshProcess/cuInit$"),
+    ("first context (fresh process)", "control", r"^BM_FreshProcess/PrimaryCtxRetain_SetCurrent$"),
+    ("D2D cudaMemcpy 256 MiB", "copy", r"^BM_MemcpyD2D/268435456$"),
+    ("H2D cudaMemcpy 256 MiB, pinned", "copy", r"^BM_MemcpyH2DPinned/268435456$"),
+    ("H2D cudaMemcpy 256 MiB, pageable", "copy", r"^BM_MemcpyH2DPageable/268435456$"),
+    ("D2H cudaMemcpy 256 MiB, pinned", "copy", r"^BM_MemcpyD2HPinned/268435456$"),
+    ("cudaMemset 256 MiB", "copy", r"^BM_Memset/268435456$"),
 )
+CONTROL_BAR = 10.0   # real time / ours
+COPY_BAR = 0.90      # ours / best host copy
+ALLOC_BAR = 3.0      # ours / malloc+free
+
+
+# ------------------------------------------------------------------ collecting
+
+def sh(cmd):
+    try:
+        return subprocess.run(cmd, shell=True, check=False, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    except OSError:
+        return ""
 
 
 def cpu_model():
@@ -46,53 +81,225 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
-def run(build, bench):
-    exe = os.path.join(build, "bin", bench)
-    if not os.access(exe, os.X_OK):
-        sys.exit(f"report.py: {exe} not found; build it: cmake --build {build} -j2 --target {bench}")
-    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_SHIM_TRACE", "CUDA_SHIM_EXPLAIN")}
-    cmd = [os.path.join(build, "bin", "cuda-shim"), "run", "--", exe, "--benchmark_min_time=0.3",
-           "--benchmark_format=json"]
-    out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
-    return json.loads(out)
+def nvidia_dirs():
+    """Folders of NVIDIA's libcuda.so.1 and libcudart.so.13, or None when either is missing."""
+    drv = None
+    for line in sh("ldconfig -p").splitlines():
+        m = re.search(r"libcuda\.so\.1 .*=> (\S+)", line)
+        if m and "x86-64" in line:
+            drv = os.path.dirname(m.group(1))
+            break
+    cands = [os.environ.get("NVIDIA_CUDART_DIR", ""), os.path.join(os.environ.get("CUDA_HOME", "/nonexistent"), "lib64"),
+             "/usr/local/cuda/lib64", *sorted(glob.glob("/usr/local/cuda-13*/lib64"), reverse=True),
+             *sorted(glob.glob("/usr/local/cuda*/targets/x86_64-linux/lib"), reverse=True)]
+    rt = next((d for d in cands if d and os.path.exists(os.path.join(d, "libcudart.so.13"))), None)
+    if not drv or not rt or not shutil.which("nvidia-smi") or not sh("nvidia-smi -L"):
+        return None
+    return drv, rt
 
 
-def fmt(v):
-    if isinstance(v, float):
-        return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
-    return str(v)
+def machine(real):
+    m = {"date": datetime.date.today().isoformat(), "cpu": cpu_model(), "cpus": os.cpu_count(),
+         "kernel": platform.release(), "commit": sh(f"git -C {ROOT} rev-parse --short HEAD") or "unknown"}
+    if real:
+        m["gpu"] = sh("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1")
+    return m
+
+
+def run_bench(exe, env, extra, reps):
+    cmd = [exe, "--benchmark_format=json", "--benchmark_min_time=0.3", f"--benchmark_repetitions={reps}",
+           "--benchmark_report_aggregates_only=true", "--benchmark_counters_tabular=false", *extra]
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode == 0 and "Failed to match any benchmarks" in p.stderr:
+        return {"benchmarks": []}
+    if p.returncode != 0 or not p.stdout.strip():
+        sys.stderr.write(f"report.py: {os.path.basename(exe)} failed (rc {p.returncode}):\n{p.stderr[-3000:]}\n")
+        return None
+    return json.loads(p.stdout)
+
+
+def collect(out, build, real, filt, reps):
+    build = os.path.abspath(build)
+    exes = sorted(glob.glob(os.path.join(build, "bin", "bench_*")))
+    if not exes:
+        sys.exit(f"report.py: no bench_* in {build}/bin; build them: cmake --build {build} -j2")
+    dirs = nvidia_dirs() if real != "no" else None
+    if real == "yes" and not dirs:
+        sys.exit("report.py: --real yes, but NVIDIA's driver (nvidia-smi, libcuda.so.1, libcudart.so.13) was not found")
+    deps = os.environ.get("CUDA_SHIM_BENCH_DEPS", "")  # libraries the machine lacks (libbenchmark)
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith("CUDA_SHIM_") and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
+    runs = {"ours": os.path.join(build, "lib")}
+    if dirs:
+        runs["real"] = ":".join(dirs)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "machine.json"), "w") as f:
+        json.dump(machine(bool(dirs)), f, indent=1)
+    extra = [f"--benchmark_filter={filt}"] if filt else []
+    for side, libs in runs.items():
+        os.makedirs(os.path.join(out, side), exist_ok=True)
+        env = dict(base, LD_LIBRARY_PATH=":".join(x for x in (libs, deps) if x))
+        for exe in exes:
+            data = run_bench(exe, env, extra, reps)
+            if data is not None:
+                with open(os.path.join(out, side, os.path.basename(exe) + ".json"), "w") as f:
+                    json.dump(data, f, indent=1)
+            print(f"report.py: {side:4} {os.path.basename(exe)}: {'ok' if data else 'FAILED'}", flush=True)
+
+
+# ------------------------------------------------------------------ rendering
+
+def clean(name):
+    name = re.sub(r"/(real_time|manual_time)", "", name)
+    name = re.sub(r"/iterations:\d+", "", name)
+    return re.sub(r"_(median|mean|stddev|cv)$", "", name)
+
+
+def load(folder, side):
+    """{benchmark name: its median row} over every binary of one side."""
+    rows = {}
+    for path in sorted(glob.glob(os.path.join(folder, side, "*.json"))):
+        binary = os.path.basename(path)[:-5]
+        with open(path) as f:
+            data = json.load(f)
+        for r in data.get("benchmarks", []):
+            if r.get("error_occurred"):
+                continue
+            if r.get("run_type") == "aggregate" and r.get("aggregate_name") != "median":
+                continue
+            rows[clean(r["name"])] = dict(r, binary=binary)
+    return rows
+
+
+def per_op_ns(r):
+    ips = r.get("items_per_second")
+    return 1e9 / ips if ips else None
+
+
+def gbps(r):
+    bps = r.get("bytes_per_second")
+    return bps / 1e9 if bps else None
+
+
+def fmt_ns(ns):
+    if ns is None:
+        return ""
+    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= div:
+            return f"{ns / div:.3g} {unit}"
+    return f"{ns:.3g} ns"
+
+
+def fmt_x(v):
+    return "" if v is None else (f"{v:.3g}×" if v < 100 else f"{v:.0f}×")
+
+
+def best_host_copy(rows):
+    best = [gbps(r) for n, r in rows.items() if n.startswith("BM_Host_Memcpy") and gbps(r)]
+    return max(best) if best else None
+
+
+def baseline_of(r, rows):
+    m = re.match(r"baseline=(\S+)", r.get("label", ""))
+    return rows.get(m.group(1)) if m else None
+
+
+def render(folders, out):
+    ours, real, mach = {}, {}, {}
+    for d in folders:
+        ours.update(load(d, "ours"))
+        real.update(load(d, "real"))
+        with open(os.path.join(d, "machine.json")) as f:
+            mach.setdefault("list", []).append(json.load(f))
+    m = mach["list"][0]
+    gpu = next((x.get("gpu") for x in mach["list"] if x.get("gpu")), None)
+    host_best = best_host_copy(ours)
+    L = ["# Performance", "",
+         "<!-- generated by bench/report.py from Google Benchmark JSON; do not edit by hand -->",
+         f"Measured {m['date']} at commit `{m['commit']}` on {m['cpu']} ({m['cpus']} CPUs, Linux {m['kernel']})"
+         + (f", with a GPU in the same machine ({gpu})" if gpu else ", no GPU") + ". "
+         "Each figure is the median of the repetitions of one run of `bench/report.py`"
+         + (": the same benchmark binaries ran on NVIDIA's driver and runtime and then on cuda-shim, "
+            "one after the other." if real else "; no real driver was present, so there is no real-driver column."),
+         "", "## The figures issue 23 names", "",
+         "| operation | cuda-shim | NVIDIA driver | faster than the driver | bar | met |",
+         "|---|---|---|---|---|---|"]
+    for label, kind, rx in KEY_ROWS:
+        name = next((n for n in ours if re.search(rx, n)), None)
+        if not name:
+            continue
+        o, r = ours[name], real.get(name)
+        if kind == "copy":
+            og, rg = gbps(o), gbps(r) if r else None
+            ratio = og / host_best if og and host_best else None
+            met = "yes" if ratio is not None and ratio >= COPY_BAR else "no"
+            L.append(f"| {label} | {og:.3g} GB/s ({ratio:.0%} of the best host copy, {host_best:.3g} GB/s) | "
+                     f"{'' if rg is None else f'{rg:.3g} GB/s'} | {fmt_x(og / rg if rg else None)} | "
+                     f"≥{COPY_BAR:.0%} of host copy | {met} |")
+            continue
+        on, rn = per_op_ns(o), per_op_ns(r) if r else None
+        x = rn / on if rn and on else None
+        bar = f"≥{CONTROL_BAR:.0f}× driver"
+        met = "" if x is None else ("yes" if x >= CONTROL_BAR else "no")
+        if kind == "alloc":
+            b = baseline_of(o, ours)
+            vs = on / per_op_ns(b) if b and per_op_ns(b) else None
+            bar += f"; ≤{ALLOC_BAR:.0f}× malloc+free"
+            if vs is not None:
+                met = (met + ("; " if met else "")) + f"{vs:.2g}× malloc " + ("yes" if vs <= ALLOC_BAR else "no")
+        L.append(f"| {label} | {fmt_ns(on)} | {fmt_ns(rn)} | {fmt_x(x)} | {bar} | {met} |")
+    L += ["", "## Every benchmark", "",
+          "Per operation (1e9 / items per second) or bandwidth; `vs baseline` is ours / the `BM_Host_*` "
+          "benchmark the row names, measured in the same run (for bandwidth: ours / baseline).", "",
+          "| binary | benchmark | cuda-shim | NVIDIA driver | driver / cuda-shim | baseline | vs baseline | counters |",
+          "|---|---|---|---|---|---|---|---|"]
+    for name, o in ours.items():
+        r = real.get(name)
+        b = baseline_of(o, ours)
+        if gbps(o):
+            mine, theirs = f"{gbps(o):.3g} GB/s", (f"{gbps(r):.3g} GB/s" if r and gbps(r) else "")
+            x = gbps(o) / gbps(r) if r and gbps(r) else None
+            vs = gbps(o) / gbps(b) if b and gbps(b) else None
+        else:
+            on, rn = per_op_ns(o), (per_op_ns(r) if r else None)
+            mine, theirs = fmt_ns(on), fmt_ns(rn)
+            x = rn / on if on and rn and not name.startswith("BM_Host_") else None
+            vs = on / per_op_ns(b) if on and b and per_op_ns(b) else None
+        skip = {"iterations", "real_time", "cpu_time", "time_unit", "items_per_second", "bytes_per_second",
+                "repetitions", "repetition_index", "threads", "family_index", "per_family_instance_index",
+                "run_name", "run_type", "aggregate_name", "aggregate_unit", "name", "label", "binary"}
+        counters = ", ".join(f"{k} {v:.3g}" for k, v in o.items() if k not in skip and isinstance(v, (int, float)))
+        base = re.sub(r"^baseline=", "", o.get("label", ""))
+        L.append(f"| `{o['binary']}` | {name} | {mine} | {theirs} | {fmt_x(x)} | {base} | "
+                 f"{'' if vs is None else f'{vs:.3g}'} | {counters} |")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        f.write("\n".join(L) + "\n")
+    print(f"report.py: wrote {out} ({len(ours)} benchmarks, {len(real)} on the real driver)")
 
 
 def main():
-    build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
-    rows, ctx = [], None
-    for b in BENCHES:
-        data = run(build, b)
-        ctx = ctx or data["context"]
-        for r in data["benchmarks"]:
-            if r.get("run_type") == "aggregate":
-                continue
-            r = dict(r, time=f"{r['real_time']:.3g} {r['time_unit']}")
-            rows.append((b, r))
-    used = [c for c in COLUMNS if any(c[0] in r for _, r in rows)]
-    lines = [
-        "# Benchmark figures",
-        "",
-        "<!-- generated by bench/report.py; do not edit by hand -->",
-        f"Generated {datetime.date.today().isoformat()} by `bench/report.py` on {cpu_model()}, "
-        f"{os.cpu_count()} CPUs, from `{os.path.relpath(build, ROOT)}`. Real-driver columns are an NVIDIA H200's "
-        "(driver 580), compiled into the benchmarks; speed-up = H200 time / ours (bandwidth: "
-        "ours / H200). Timings on a shared or busy machine vary: rerun to compare.",
-        "",
-        "| benchmark | " + " | ".join(h for _, h in used) + " |",
-        "|---|" + "---|" * len(used),
-    ]
-    for bench, r in rows:
-        name = r["name"].replace("/real_time", "")
-        lines.append(f"| `{bench}` {name} | " + " | ".join(fmt(r[k]) if k in r else "" for k, _ in used) + " |")
-    with open(OUT, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"report.py: wrote {OUT} ({len(rows)} rows)")
+    argv = sys.argv[1:]
+    if argv and argv[0] == "collect":
+        ap = argparse.ArgumentParser(prog="report.py collect")
+        ap.add_argument("out")
+        ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+        ap.add_argument("--real", choices=("auto", "yes", "no"), default="auto")
+        ap.add_argument("--filter", default="")
+        ap.add_argument("--reps", type=int, default=3)
+        a = ap.parse_args(argv[1:])
+        collect(a.out, a.build, a.real, a.filter, a.reps)
+    elif argv and argv[0] == "render":
+        ap = argparse.ArgumentParser(prog="report.py render")
+        ap.add_argument("dirs", nargs="+")
+        ap.add_argument("--out", default=OUT)
+        a = ap.parse_args(argv[1:])
+        render(a.dirs, a.out)
+    else:
+        build = argv[0] if argv else os.path.join(ROOT, "build")
+        with tempfile.TemporaryDirectory() as d:
+            collect(d, build, "auto", "", 3)
+            render([d], OUT)
 
 
 if __name__ == "__main__":
