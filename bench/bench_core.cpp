@@ -161,6 +161,15 @@ void BM_MallocFree1MiB(benchmark::State& s) {
   bench::baseline(s, "BM_Host_MallocFree1MiB");
 }
 
+// cuMemGetInfo: the device's free memory, which counts every process's allocations.
+void BM_MemGetInfo(benchmark::State& s) {
+  if (!bench::rt_ok(s, cudaFree(nullptr), "cudaFree(0)")) return;
+  size_t fr = 0, tot = 0;
+  for (auto _ : s)
+    if (!bench::drv_ok(s, cuMemGetInfo(&fr, &tot), "cuMemGetInfo")) break;
+  bench::ops(s, 1);
+}
+
 // The floor: glibc malloc + free of 1 MiB, written to so that it is not optimized away. glibc
 // keeps a freed 1 MiB block for the next request after the first (its mmap threshold adapts).
 void BM_Host_MallocFree1MiB(benchmark::State& s) {
@@ -190,6 +199,7 @@ BENCHMARK_CAPTURE(BM_FreshProcess, cudaFree0, "cudafree0")
 BENCHMARK_CAPTURE(BM_FreshProcess, cudaFree0_cold, "cudafree0_cold")
     ->UseManualTime()->Iterations(kFreshIterations)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MallocFree1MiB)->UseRealTime()->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_MemGetInfo)->UseRealTime()->Unit(benchmark::kNanosecond);
 BENCHMARK(BM_Host_MallocFree1MiB)->UseRealTime()->Unit(benchmark::kNanosecond);
 
 int main(int argc, char** argv) {

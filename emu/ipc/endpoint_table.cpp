@@ -86,6 +86,7 @@ Errc create(Endpoint& e, uint32_t le_id, bool start_now, uint64_t build_ns, cons
     return fail(Errc::out_of_memory, "{}: the emulated fabric has no room for another logical endpoint ({} endpoints "
                 "and {} ids associated with them, all processes together)", api, kEndpoints, kEndpointAliases);
   EndpointSlot& d = l->le.endpoints[index];
+  s->note_shared();
   d = EndpointSlot{};
   d.type = e.type;
   d.token = e.token = random_token();

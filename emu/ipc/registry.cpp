@@ -177,6 +177,7 @@ bool event_share(Token& token, uint64_t*& words) {
   ev = EventSlot{};
   ev.pid = ::getpid();
   ev.token = token = random_token();
+  s->note_shared();
   ev.state = kLive;
   words = ev.words;
   return true;

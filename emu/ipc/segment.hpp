@@ -38,7 +38,9 @@ namespace bip = boost::interprocess;
 
 // ---- The shared layout (kLayoutVersion). Only trivially copyable types live here. ----
 constexpr uint64_t kMagic = 0x4745524d48534355ull;  // "CUSHMREG"
-constexpr uint32_t kProcs = 256;
+// Processes attached at once. Each costs 24 bytes plus its usage row (7 KiB, sparse: pages are
+// touched only by slots in use), so thousands cost nothing until they come.
+constexpr uint32_t kProcs = 4096;
 constexpr uint32_t kRecords = 32768;  // power of two: open addressing by token
 constexpr uint32_t kEvents = 1024;
 
@@ -51,11 +53,7 @@ struct ProcSlot {
   uint32_t state;   // kFree / kLive
   uint64_t start;   // /proc/<pid>/stat starttime: tells a live pid from a reused one
   int32_t channel;  // IMEX channel, -1 none
-  uint32_t pad;
-  // What the process uses of each device (usage.cpp), written by it alone through atomic_ref:
-  // device memory charged (mem::charged, not rounded) and its live contexts.
-  uint64_t charged[kUsageDevices];
-  uint32_t contexts[kUsageDevices];
+  uint32_t dev_hwm;  // devices [0, dev_hwm) of its usage column may be nonzero
 };
 
 struct RecordSlot {
@@ -81,11 +79,19 @@ struct Header {
   uint64_t attaches;
   uint32_t live_records, tombs;
   uint64_t object_seq;  // the last object record's seq
+  uint32_t proc_hwm;     // process slots [0, proc_hwm) have been used: walks stop there
+  uint32_t shared_used;  // set once a record, event or endpoint was ever written (note_shared)
 };
 
 struct Layout {
   Header h;
   ProcSlot procs[kProcs];
+  // What each process uses of each device (usage.cpp), written by it alone through atomic_ref:
+  // device memory charged (mem::charged, not rounded) and its live contexts. One row per
+  // device, one column per process slot: summing a device's use (cuMemGetInfo) reads a few
+  // contiguous kilobytes, not a page per process.
+  uint64_t charged[kUsageDevices][kProcs];
+  uint32_t contexts[kUsageDevices][kProcs];
   RecordSlot records[kRecords];
   EventSlot events[kEvents];
   EndpointTables le;  // logical endpoints (endpoint_layout.hpp)
@@ -156,7 +162,8 @@ class Segment {
         s = seg;
         attached_ptr().store(seg, std::memory_order_release);
         // From now on others read this process's device memory in its slot.
-        mem::set_charge_mirror(seg->L()->procs[seg->my_slot()].charged);
+        Layout* l = seg->L();
+        mem::set_charge_mirror(&l->charged[0][seg->my_slot()], kProcs, &l->procs[seg->my_slot()].dev_hwm);
         std::atexit([] { s->detach(); });
       } else {
         delete seg;
@@ -202,6 +209,8 @@ class Segment {
 
   Layout* L() const { return layout_; }
   int my_slot() const { return slot_; }
+  // Called, lock held, before a record, event or endpoint slot is first written (sweep()).
+  void note_shared() { L()->h.shared_used = 1; }
   const std::string& name() const { return name_; }
 
   // Holds the segment's lock; after a holder died, sweeps its records first.
@@ -223,8 +232,11 @@ class Segment {
   // Removes the processes that died and everything they published. Lock held.
   void sweep() {
     Layout* l = L();
-    for (auto& p : l->procs)
-      if (p.state == kLive && !alive(p.pid, p.start)) p.state = kFree;
+    for (uint32_t i = 0; i < l->h.proc_hwm && i < kProcs; ++i)
+      if (ProcSlot& p = l->procs[i]; p.state == kLive && !alive(p.pid, p.start)) p.state = kFree;
+    // Nothing was ever shared: the tables are all zeros, and reading them would only fault in
+    // megabytes of pages in every process that attaches.
+    if (!l->h.shared_used) return;
     // Records go with their exporter, even one that never had a slot of its own (a fork()ed
     // child publishing through its parent's attachment). Object records stay: the descriptors
     // handed out keep the object alive after its exporter, and still prove what they are.
@@ -331,6 +343,7 @@ class Segment {
     if (k == kRecords) return fail(Errc::out_of_memory, "{}: the shared registry is full", api);
     RecordSlot& d = l->records[k];
     if (d.state == kTomb) --l->h.tombs;
+    note_shared();
     d.rec = r;
     std::atomic_ref<uint32_t>(d.state).store(kLive, std::memory_order_release);
     ++l->h.live_records;
@@ -455,7 +468,8 @@ class Segment {
     region_ = std::make_unique<bip::mapped_region>(*shm, bip::read_write);
     auto* l = static_cast<Layout*>(region_->get_address());
     if (created) {
-      std::memset(static_cast<void*>(l), 0, sizeof(Layout));
+      // A new shared memory object reads as zeros: no memset, which would fault in every page
+      // of the layout (megabytes) in each process that happens to create it.
       pthread_mutexattr_t a;
       pthread_mutexattr_init(&a);
       pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
@@ -493,7 +507,13 @@ class Segment {
       uint64_t me = start_time(::getpid());
       for (uint32_t i = 0; i < kProcs; ++i)
         if (l->procs[i].state == kFree) {
+          // The column may hold a dead process's figures: cleared before the slot goes live.
+          for (uint32_t d = 0; d < l->procs[i].dev_hwm && d < static_cast<uint32_t>(kUsageDevices); ++d) {
+            l->charged[d][i] = 0;
+            l->contexts[d][i] = 0;
+          }
           l->procs[i] = ProcSlot{::getpid(), kLive, me, imex_env_channel(), 0};
+          l->h.proc_hwm = std::max(l->h.proc_hwm, i + 1);
           slot_ = static_cast<int>(i);
           break;
         }

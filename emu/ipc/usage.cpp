@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <ctime>
 
 #include "core/config.hpp"
 #include "core/usage.hpp"
@@ -30,17 +31,49 @@ void own_use(int ordinal, std::vector<ProcessUse>* out, uint64_t& used) {
   if (out && (usage::live_contexts(ordinal) > 0 || mine)) out->push_back({::getpid(), mine});
 }
 
+// Whether another process still runs costs a few system calls (/proc/<pid>/stat tells a zombie
+// from a live one); cuMemGetInfo would then cost more with every process using the device. So
+// a process found running is trusted for kRecheckNs before it is looked at again. A killed
+// process's memory thus comes back within that time, as it does on a GPU, whose driver also
+// frees a dead process's memory some milliseconds after its end.
+constexpr uint64_t kRecheckNs = 20'000'000;
+
+struct Seen {
+  int pid = 0;
+  uint64_t start = 0, at_ns = 0;
+};
+
+uint64_t now_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Segment lock held (it also guards this process's cache). `exact`: look now (process lists).
+bool running_cached(const ProcSlot& p, uint32_t slot, bool exact, uint64_t t) {
+  static Seen* seen = new Seen[kProcs];  // never freed: used until the last call at exit
+  Seen& c = seen[slot];
+  if (!exact && c.pid == p.pid && c.start == p.start && t - c.at_ns < kRecheckNs) return true;
+  if (!running(p.pid, p.start)) return false;
+  c = Seen{p.pid, p.start, t};
+  return true;
+}
+
 // Sums the live processes of segment s on `ordinal`; slots of processes that died are freed
 // (their memory is gone with them, as on a GPU).
 void sum(Segment& s, int ordinal, std::vector<ProcessUse>* out, uint64_t& used) {
   used = 0;
   Segment::Lock lk(s);
-  for (auto& p : s.L()->procs) {
+  Layout* l = s.L();
+  const int me = ::getpid();  // a system call: once, not per slot
+  const uint64_t t = now_ns();
+  for (uint32_t i = 0; i < l->h.proc_hwm && i < kProcs; ++i) {
+    ProcSlot& p = l->procs[i];
     if (p.state != kLive) continue;
-    uint64_t bytes = rounded(std::atomic_ref<uint64_t>(p.charged[ordinal]).load());
-    uint32_t ctxs = std::atomic_ref<uint32_t>(p.contexts[ordinal]).load();
+    uint64_t bytes = rounded(std::atomic_ref<uint64_t>(l->charged[ordinal][i]).load());
+    uint32_t ctxs = std::atomic_ref<uint32_t>(l->contexts[ordinal][i]).load();
     if (!bytes && !ctxs) continue;
-    if (p.pid != ::getpid() && !running(p.pid, p.start)) {
+    if (p.pid != me && !running_cached(p, i, out != nullptr, t)) {
       p.state = kFree;
       continue;
     }
@@ -71,8 +104,14 @@ void on_contexts(int ordinal, int live, const char* api) noexcept {
   }
   // Under the lock: at exit the slot is given up (detach) and may be another process's next.
   Segment::Lock lk(*s);
-  if (s->my_slot() >= 0)
-    std::atomic_ref<uint32_t>(s->L()->procs[s->my_slot()].contexts[ordinal]).store(static_cast<uint32_t>(live));
+  if (int slot = s->my_slot(); slot >= 0) {
+    Layout* l = s->L();
+    std::atomic_ref<uint32_t> hwm(l->procs[slot].dev_hwm);
+    // Raised as mem::publish raises it (that one runs without the lock).
+    for (uint32_t h = hwm.load(); h < static_cast<uint32_t>(ordinal) + 1 && !hwm.compare_exchange_weak(h, ordinal + 1);) {
+    }
+    std::atomic_ref<uint32_t>(l->contexts[ordinal][slot]).store(static_cast<uint32_t>(live));
+  }
 }
 
 bool on_device_used(int ordinal, uint64_t& used) noexcept {

@@ -110,16 +110,26 @@ size_t AddressSpace::count() const {
 
 namespace {
 std::array<std::atomic<uint64_t>, kMaxDevices> g_charged{};
-// Where other processes read this process's charges (a slot of the shared registry), or null.
-std::atomic<uint64_t*> g_mirror{nullptr};
+// Where other processes read this process's charges (a column of the shared registry), or null.
+struct Mirror {
+  uint64_t* words;
+  size_t stride;
+  uint32_t* dev_hwm;
+};
+std::atomic<const Mirror*> g_mirror{nullptr};
 
 // Copies device `ordinal`'s count to the mirror without a lock: each writer stores what it read
 // and stores again if the count moved meanwhile, so the last store always carries the latest
 // count (a writer that read an older count finds it changed and repeats).
 void publish(int ordinal) noexcept {
-  uint64_t* m = g_mirror.load(std::memory_order_acquire);
+  const Mirror* m = g_mirror.load(std::memory_order_acquire);
   if (!m) return;
-  std::atomic_ref<uint64_t> out(m[ordinal]);
+  if (m->dev_hwm) {
+    std::atomic_ref<uint32_t> hwm(*m->dev_hwm);
+    for (uint32_t h = hwm.load(); h < static_cast<uint32_t>(ordinal) + 1 && !hwm.compare_exchange_weak(h, ordinal + 1);) {
+    }
+  }
+  std::atomic_ref<uint64_t> out(m->words[static_cast<size_t>(ordinal) * m->stride]);
   for (uint64_t v = g_charged[ordinal].load();; ) {
     out.store(v);
     uint64_t now = g_charged[ordinal].load();
@@ -150,13 +160,15 @@ uint64_t charged(int ordinal) noexcept {
   return ordinal >= 0 && ordinal < kMaxDevices ? g_charged[ordinal].load(std::memory_order_relaxed) : 0;
 }
 
-void set_charge_mirror(uint64_t* words) noexcept {
+void set_charge_mirror(uint64_t* words, size_t stride, uint32_t* dev_hwm) noexcept {
   static std::once_flag once;
-  // A fork()ed child must not write into its parent's slot.
+  // A fork()ed child must not write into its parent's column.
   std::call_once(once, [] { pthread_atfork(nullptr, nullptr, [] { g_mirror.store(nullptr); }); });
-  g_mirror.store(words, std::memory_order_release);
+  // Never freed: a publisher may still hold the previous one (a few words per attach).
+  g_mirror.store(words ? new Mirror{words, stride, dev_hwm} : nullptr, std::memory_order_release);
   if (words)
-    for (int d = 0; d < kMaxDevices; ++d) publish(d);
+    for (int d = 0; d < kMaxDevices; ++d)
+      if (g_charged[d].load(std::memory_order_relaxed)) publish(d);
 }
 
 void release_context(const Context* ctx) noexcept {

@@ -127,10 +127,12 @@ constexpr size_t kAllocGranularity = 2u << 20;
 bool charge(int ordinal, size_t bytes, uint64_t total) noexcept;
 void uncharge(int ordinal, size_t bytes) noexcept;
 uint64_t charged(int ordinal) noexcept;
-// Keeps words[0..kMaxChargedDevices) equal to charged(0..) from now on, without a lock (the
-// registry's slot of this process, where others read it); null stops it.
+// Keeps words[d * stride] equal to charged(d) for every device d from now on, without a lock
+// (the registry's column of this process, where others read it); null stops it. Before device d
+// is first written, *dev_hwm is raised to d + 1 (so whoever reuses the column knows how far to
+// clear it).
 constexpr int kMaxChargedDevices = kMaxDevices;
-void set_charge_mirror(uint64_t* words) noexcept;
+void set_charge_mirror(uint64_t* words, size_t stride = 1, uint32_t* dev_hwm = nullptr) noexcept;
 
 // Frees every allocation a context owns; for the context's destroy / primary reset path.
 void release_context(const Context* ctx) noexcept;
