@@ -221,7 +221,7 @@ def render(folders, out):
          "Each figure is the median of the repetitions of one run of `bench/report.py`"
          + (": the same benchmark binaries ran on NVIDIA's driver and runtime and then on cuda-shim, "
             "one after the other." if real else "; no real driver was present, so there is no real-driver column."),
-         "", "## The figures issue 23 names", "",
+         "", "## Key figures", "",
          "| operation | cuda-shim | NVIDIA driver | faster than the driver | bar | met |",
          "|---|---|---|---|---|---|"]
     for label, kind, rx in KEY_ROWS:
@@ -229,6 +229,8 @@ def render(folders, out):
         if not name:
             continue
         o, r = ours[name], real.get(name)
+        if not per_op_ns(o) and not gbps(o):
+            continue
         if kind == "copy":
             og, rg = gbps(o), gbps(r) if r else None
             ratio = og / host_best if og and host_best else None
@@ -276,6 +278,32 @@ def render(folders, out):
     with open(out, "w") as f:
         f.write("\n".join(L) + "\n")
     print(f"report.py: wrote {out} ({len(ours)} benchmarks, {len(real)} on the real driver)")
+    if os.path.abspath(out) == os.path.abspath(OUT):
+        update_readme(L, m, gpu)
+
+
+README = os.path.join(ROOT, "README.md")
+BEGIN, END = "<!-- performance:begin (bench/report.py) -->", "<!-- performance:end -->"
+
+
+def update_readme(lines, m, gpu):
+    """Copies the key table's rows into README.md between the markers (tests/docs/check_docs.py
+    checks that every figure there is a row of docs/performance.md)."""
+    start = lines.index("## Key figures") + 2
+    end = lines.index("", start)
+    block = [BEGIN, f"Measured by `bench/report.py` on {m['cpu']} ({m['cpus']} CPUs)"
+             + (f" with {gpu}" if gpu else "") + f", {m['date']}; all figures in "
+             "[docs/performance.md](docs/performance.md).", "", *lines[start:end], END]
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    if BEGIN not in text or END not in text:
+        print("report.py: README.md has no performance markers; not updated")
+        return
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    with open(README, "w", encoding="utf-8") as f:
+        f.write(head + "\n".join(block) + tail)
+    print("report.py: updated README.md's performance table")
 
 
 def main():

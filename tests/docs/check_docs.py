@@ -5,7 +5,8 @@
    benchmarks, tests, CI) has a row in docs/configuration.md's tables.
 2. Every relative link in README.md and docs/*.md names a file that exists.
 3. README.md and docs/benchmarks.md type no speed figure by hand: timings and speed-ups come
-   from bench/report.py, which writes docs/benchmarks-results.md.
+   from bench/report.py, which writes docs/performance.md and copies its key table into
+   README.md between two markers; every row there must be a row of docs/performance.md.
 
 Usage: check_docs.py [REPO_ROOT]; exits 1 listing every problem.
 """
@@ -75,10 +76,28 @@ def broken_links():
 FIGURE = re.compile(r"\b\d+(?:[.,]\d+)?\s*(?:ns|us|µs|ms|GB/s|GiB/s|MB/s)\b|\b\d+(?:\.\d+)?\s*x (?:faster|slower)\b")
 
 
+BEGIN, END = "<!-- performance:begin", "<!-- performance:end -->"
+
+
 def typed_figures():
     problems = []
+    perf = os.path.join(ROOT, "docs", "performance.md")
+    generated = set(open(perf, encoding="utf-8").read().splitlines()) if os.path.exists(perf) else set()
     for rel in ("README.md", os.path.join("docs", "benchmarks.md")):
+        inside = False
         for n, line in enumerate(open(os.path.join(ROOT, rel), encoding="utf-8"), 1):
+            if line.startswith(BEGIN):
+                inside = True
+                continue
+            if line.startswith(END):
+                inside = False
+                continue
+            if inside:
+                # The copied block: its table rows must be docs/performance.md's, byte for byte.
+                if line.startswith("|") and line.rstrip("\n") not in generated:
+                    problems.append(f"{rel}:{n}: a performance row that docs/performance.md does not hold "
+                                    "(rerun bench/report.py render)")
+                continue
             for m in FIGURE.finditer(line):
                 problems.append(f"{rel}:{n}: typed figure '{m.group(0)}' (put it in bench/report.py's output instead)")
     return problems
