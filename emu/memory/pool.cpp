@@ -51,6 +51,9 @@ struct PoolBlock {
   // when it has none).
   size_t total = 0, pre = 0, suf = 0, best = 0, lead = 0;
   bool used = false;
+  // A pending free the treap still counts as used (pool_index.hpp, ParkedFrees): the
+  // summaries are always those of "used or parked".
+  bool parked = false;
   size_t req = 0;          // used: bytes requested
   uint64_t buffer_id = 0;  // used
   // Free and pending: the freeing stream's Pool::StreamEntry, and the free's position.
@@ -68,11 +71,12 @@ struct Pool::StreamEntry {
 
 namespace {
 
+inline bool blocked(const PoolBlock* n) { return n->used || n->parked; }
 
 // Recomputes n's summary from its children; returns whether it changed.
 bool pull(PoolBlock* n) {
-  const size_t f = n->used ? 0 : n->size;
-  size_t t = n->size, pre = f, suf = f, best = f, lead = n->used ? n->size : 0;
+  const size_t f = blocked(n) ? 0 : n->size;
+  size_t t = n->size, pre = f, suf = f, best = f, lead = blocked(n) ? n->size : 0;
   if (const PoolBlock* L = n->l) {
     best = std::max({L->best, best, L->suf + pre});
     pre = L->pre == L->total ? L->total + pre : L->pre;
@@ -200,7 +204,7 @@ PoolBlock* suffix_start(PoolBlock* n) {
       n = n->r;  // the run starts inside the right subtree
       continue;
     }
-    if (n->used) return leftmost(n->r);  // the right subtree is all free
+    if (blocked(n)) return leftmost(n->r);  // the right subtree is all free
     if (n->l && n->l->suf > 0) {
       n = n->l;  // ... and continues into the left subtree
       continue;
@@ -219,7 +223,7 @@ PoolBlock* t_find_run(PoolBlock* n, uintptr_t base, size_t r, uintptr_t from) {
       // with the bound, else without.
       if (PoolBlock* x = t_find_run(L, base, r, std::max(base, from))) return x;
     }
-    if (!n->used) {
+    if (!blocked(n)) {
       // A run through this block: from the free suffix of the left subtree (not before
       // `from`) on into the free prefix of the right one.
       const size_t lsuf = L ? L->suf : 0;
@@ -252,7 +256,6 @@ uint64_t mix64(uint64_t x) {  // splitmix64's finalizer
 }
 
 std::atomic<uint64_t> g_next_chunk_id{1};
-std::atomic<int> g_attention{0};  // pools that may have work at the next synchronization
 
 // How much address space one pool's window may take. The real driver reserves the whole
 // capacity (the device's memory by default); so do we, up to this cap (sanitizer runtimes
@@ -306,7 +309,7 @@ Pool::Pool(const Props& p, uint64_t capacity, int ndev, bool is_default)
 }
 
 Pool::~Pool() {
-  if (attention_) g_attention.fetch_sub(1, std::memory_order_relaxed);
+  if (attn_.listed()) attention_remove(attn_);
   // Committed chunks of a device pool were charged to the device.
   if (device_located())
     for (size_t c = 0; c < chunk_committed_.size(); ++c)
@@ -379,10 +382,6 @@ Errc Pool::map_window(int fd, size_t len, const char* api) {
   window_ = reinterpret_cast<uintptr_t>(w);
   window_size_ = len;
   shadow_ = shadow;
-  size_t chunks = len / kPoolChunk;
-  chunk_busy_.assign(chunks, 0);
-  chunk_committed_.assign(chunks, 0);
-  chunk_id_.assign(chunks, 0);
   PoolBlock* b = new_block();
   b->off = 0;
   b->size = len;
@@ -392,7 +391,8 @@ Errc Pool::map_window(int fd, size_t len, const char* api) {
 
 PoolBlock* Pool::new_block() {
   if (!spare_) {
-    constexpr size_t kSlab = 256;
+    // Small first: most pools hold a handful of allocations.
+    const size_t kSlab = std::min<size_t>(256, size_t(8) << std::min<size_t>(slabs_.size(), 5));
     slabs_.emplace_back(new PoolBlock[kSlab]);
     PoolBlock* s = slabs_.back().get();
     for (size_t i = 0; i < kSlab; ++i) {
@@ -411,7 +411,6 @@ PoolBlock* Pool::new_block() {
 }
 
 void Pool::drop_block(PoolBlock* b) {
-  if (b == hot_) hot_ = nullptr;
   b->tag = nullptr;
   b->next = spare_;
   spare_ = b;
@@ -431,57 +430,20 @@ Pool::StreamEntry& Pool::entry_for(Stream& s) {
   return *(last_entry_ = streams_.back().get());
 }
 
-// Live blocks by base offset: frees find their block in O(1), without a tree walk.
-size_t Pool::h_slot(uintptr_t off) const { return ((off >> 9) * 0x9E3779B97F4A7C15ull) >> hash_shift_; }
-
-void Pool::h_insert(PoolBlock* b) {
-  if ((hash_count_ + 1) * 2 > hash_.size()) {
-    std::vector<PoolBlock*> old(hash_.size() ? hash_.size() * 2 : 64, nullptr);
-    old.swap(hash_);
-    hash_shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(hash_.size()));
-    hash_count_ = 0;
-    for (PoolBlock* x : old)
-      if (x) h_insert(x);
-  }
-  size_t mask = hash_.size() - 1;
-  for (size_t i = h_slot(b->off);; i = (i + 1) & mask)
-    if (!hash_[i]) {
-      hash_[i] = b;
-      ++hash_count_;
-      return;
-    }
+void Pool::grow_chunks(size_t n) {
+  if (n <= chunk_busy_.size()) return;
+  chunk_busy_.resize(n, 0);
+  chunk_committed_.resize(n, 0);
+  chunk_id_.resize(n, 0);
 }
 
-PoolBlock* Pool::h_find(uintptr_t off) const {
-  if (hash_.empty()) return nullptr;
-  size_t mask = hash_.size() - 1;
-  for (size_t i = h_slot(off);; i = (i + 1) & mask) {
-    PoolBlock* b = hash_[i];
-    if (!b || b->off == off) return b;
-  }
+// Folds every parked free into the treap: placement then sees every free byte.
+void Pool::unpark_all() {
+  parked_.drain([](PoolBlock* b) {
+    b->parked = false;
+    fix_up(b);
+  });
 }
-
-// Finds and removes the live block at `off` in one probe sequence; null if none.
-PoolBlock* Pool::h_take(uintptr_t off) {
-  if (hash_.empty()) return nullptr;
-  size_t mask = hash_.size() - 1, i = h_slot(off);
-  for (;; i = (i + 1) & mask) {
-    if (!hash_[i]) return nullptr;
-    if (hash_[i]->off == off) break;
-  }
-  PoolBlock* b = hash_[i];
-  for (size_t j = (i + 1) & mask; hash_[j]; j = (j + 1) & mask) {
-    size_t home = h_slot(hash_[j]->off);
-    if (((j - home) & mask) >= ((j - i) & mask)) {
-      hash_[i] = hash_[j];
-      i = j;
-    }
-  }
-  hash_[i] = nullptr;
-  --hash_count_;
-  return b;
-}
-
 
 // Tags free block b as pending on entry e at position seq.
 void Pool::pend(PoolBlock* b, StreamEntry& e, uint64_t seq) {
@@ -528,7 +490,8 @@ void Pool::busy(uintptr_t off, size_t len, bool add) {
 // has no memory left for them.
 bool Pool::commit_range(uintptr_t off, size_t len) {
   size_t first = off / kPoolChunk, last = (off + len - 1) / kPoolChunk;
-  if (first == last && chunk_committed_[first]) return true;
+  if (first == last && first < chunk_committed_.size() && chunk_committed_[first]) return true;
+  grow_chunks(last + 1);
   size_t need = 0;
   for (size_t c = first; c <= last; ++c) need += chunk_committed_[c] ? 0 : 1;
   if (need == 0) return true;
@@ -602,6 +565,7 @@ void Pool::settle(PoolBlock* b) {
 
 void Pool::settle_observed() {
   if (pending_ == 0) return;
+  unpark_all();
   for (auto& e : streams_) {
     if (!e->count) continue;
     uint64_t seen = e->s->observed();
@@ -615,9 +579,10 @@ void Pool::settle_observed() {
 
 void Pool::refresh_attention() {
   bool want = pending_ > 0 || (idle_committed_ > 0 && committed_ * kPoolChunk > release_threshold());
-  if (want != attention_) {
-    attention_ = want;
-    g_attention.fetch_add(want ? 1 : -1, std::memory_order_relaxed);
+  attention_ = want;
+  if (want != attn_.listed()) {
+    if (want) attention_add(weak_from_this(), attn_);
+    else attention_remove(attn_);
   }
   if (!want) {
     last_entry_ = nullptr;
@@ -645,7 +610,7 @@ PoolBlock* Pool::first_fit(size_t r, Stream& s, bool internal_ok) {
     // Check the run for frees s may not reuse yet; past such a barrier, search again.
     PoolBlock* b = start;
     size_t got = 0;
-    while (b && got < r && !b->used && eligible(*b, s)) {
+    while (b && got < r && !blocked(b) && eligible(*b, s)) {
       got += b->size;
       b = b->next;
     }
@@ -712,7 +677,7 @@ void Pool::claim(PoolBlock* u, size_t req) {
   // cuMemAlloc hands out.
   u->buffer_id = (uint64_t(1) << 62) | ((handle_ >> 8) << 36) | ++next_buffer_;
   fix_up(u);
-  h_insert(u);
+  hash_.insert(u->off, u);
   ++live_;
   used_ += req;
   used_high_ = std::max(used_high_, used_);
@@ -731,15 +696,21 @@ Errc Pool::alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
     if (!window_)
       if (Errc e = reserve_window(api); e != Errc::success) return e;
     const size_t r = round_up(bytes, kPoolAlign);
-    // Fast path, exact: the block this stream freed last has exactly r bytes and no free
-    // byte lies below it, so it is the first fit; it is reused without a search.
-    if (PoolBlock* h = hot_; h && !h->used && h->size == r && h->tag &&
-                             static_cast<StreamEntry*>(h->tag)->s.get() == &s && h->off == root_->lead) {
-      unpend(h);  // pending bytes become live ones: the chunks stay busy and committed
-      out = window_ + h->off;
-      claim(h, bytes);
-      if (checking()) verify("alloc");
-      return Errc::success;
+    // Fast path, exact: the lowest parked free has exactly r bytes, no free byte lies below
+    // it (the treap's first free byte is above it) and s may reuse it, so it is the first
+    // fit; it is reused without a search and without touching the treap.
+    if (!parked_.empty()) {
+      PoolBlock* h = parked_.top();
+      if (h->size == r && h->off < root_->lead && eligible(*h, s)) {
+        parked_.pop();
+        h->parked = false;
+        unpend(h);  // pending bytes become live ones: the chunks stay busy and committed
+        out = window_ + h->off;
+        claim(h, bytes);
+        if (checking()) verify("alloc");
+        return Errc::success;
+      }
+      unpark_all();
     }
     PoolBlock* at = first_fit(r, s, false);
     if (!at && reuse_internal()) {
@@ -793,7 +764,7 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
   }
   {
     std::lock_guard lk(m_);
-    PoolBlock* b = window_ && p - window_ < window_size_ ? h_take(p - window_) : nullptr;
+    PoolBlock* b = window_ && p - window_ < window_size_ ? hash_.take(p - window_) : nullptr;
     if (!b) {
       b = window_ ? t_find_le(root_, p - window_) : nullptr;
       if (b && b->used && p - window_ - b->off < b->size)
@@ -802,7 +773,6 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
       return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not a live allocation (freed already, or never "
                   "allocated)", api, p, describe());
     }
-    hot_ = b;
     used_ -= b->req;
     --live_;
     b->used = false;
@@ -810,7 +780,9 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
     // The free takes a position in the stream; until the host observes it, the bytes
     // stay busy (ReservedMemCurrent keeps them) and only some streams may reuse them.
     pend(b, entry_for(s), s.mark());
-    fix_up(b);
+    // Parked: the treap keeps counting it as used (its summaries stand as they are).
+    b->parked = true;
+    parked_.push(b->off, b);
     refresh_attention();
     if (checking()) verify("free_async");
     retire = destroyed() && live_ == 0;
@@ -828,7 +800,7 @@ Errc Pool::free_now(uintptr_t p, const char* api) {
   }
   {
     std::lock_guard lk(m_);
-    PoolBlock* b = window_ && p - window_ < window_size_ ? h_take(p - window_) : nullptr;
+    PoolBlock* b = window_ && p - window_ < window_size_ ? hash_.take(p - window_) : nullptr;
     if (!b)
       return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not the start of a live allocation", api, p,
                   describe());
@@ -936,6 +908,7 @@ void Pool::verify(const char* where) const {
   auto add = [&](uintptr_t off, size_t len) {
     for (uintptr_t o = off; o < off + len;) {
       size_t c = o / kPoolChunk;
+      if (c >= busy_bytes.size()) bad(fmt::format("busy bytes in chunk {}, beyond the chunks ever committed", c));
       uintptr_t hi = std::min<uintptr_t>(off + len, (c + 1) * kPoolChunk);
       busy_bytes[c] += hi - o;
       o = hi;
@@ -944,7 +917,7 @@ void Pool::verify(const char* where) const {
   const PoolBlock* b = t_find_le(root_, 0);
   if (!b || b->off != 0 || b->prev) bad("the first block does not start the window");
   uintptr_t expect = 0;
-  size_t live = 0, pend = 0, nodes = 0;
+  size_t live = 0, pend = 0, nodes = 0, parked = 0;
   uint64_t used = 0;
   for (; b; b = b->next) {
     ++nodes;
@@ -955,12 +928,15 @@ void Pool::verify(const char* where) const {
       ++live;
       used += b->req;
       if (b->req == 0 || b->req > b->size) bad("a live block's requested size does not fit it");
-      if (b->tag) bad("a live block is tagged pending");
-      if (h_find(b->off) != b) bad(fmt::format("live block at {:#x} missing from the base-address hash", b->off));
+      if (b->tag || b->parked) bad("a live block is tagged pending or parked");
+      if (hash_.find(b->off) != b) bad(fmt::format("live block at {:#x} missing from the base-address hash", b->off));
       add(b->off, b->size);
     } else if (b->tag) {
       ++pend;
+      parked += b->parked;
       add(b->off, b->size);
+    } else if (b->parked) {
+      bad(fmt::format("settled free block at {:#x} is parked", b->off));
     } else if (b->next && !b->next->used && !b->next->tag) {
       bad(fmt::format("settled free blocks at {:#x} and {:#x} not merged", b->off, b->next->off));
     }
@@ -978,7 +954,11 @@ void Pool::verify(const char* where) const {
     return c;
   };
   if (count(root_) != nodes) bad("the treap and the address list hold different blocks");
-  if (hash_count_ != live) bad("the base-address hash and the live blocks disagree");
+  if (parked != parked_.size()) bad(fmt::format("{} parked blocks, {} in the parked set", parked, parked_.size()));
+  parked_.each([&](const PoolBlock* v) {
+    if (!v->parked) bad("the parked set holds a block that is not parked");
+  });
+  if (hash_.size() != live) bad("the base-address hash and the live blocks disagree");
   if (live + imports_.size() != live_) bad(fmt::format("{} live blocks and {} imports, counter says {}", live,
                                                         imports_.size(), live_));
   if (pend != pending_) bad(fmt::format("{} pending frees, counter says {}", pend, pending_));
@@ -1062,7 +1042,7 @@ Errc Pool::export_pointer(uintptr_t p, unsigned char out[64], const char* api) {
   PtrExport x{};
   {
     std::lock_guard lk(m_);
-    PoolBlock* b = window_ && p - window_ < window_size_ ? h_find(p - window_) : nullptr;
+    PoolBlock* b = window_ && p - window_ < window_size_ ? hash_.find(p - window_) : nullptr;
     if (!b || !b->used) {
       const PoolBlock* in = window_ && p - window_ < window_size_ ? t_find_le(root_, p - window_) : nullptr;
       if (in && in->used && p - window_ - in->off < in->req)
@@ -1177,7 +1157,6 @@ struct Table {
   std::shared_mutex m;
   std::unordered_map<uintptr_t, PoolPtr> live;
   std::map<Key, PoolPtr> defaults, current;
-  std::vector<std::weak_ptr<Pool>> all;  // includes destroyed pools whose memory is still in use
   uint64_t next_id = 1;
   uint64_t va_used = 0;
   bool va_init = false;
@@ -1218,8 +1197,6 @@ PoolPtr make_pool(Table& t, const Pool::Props& p, uint64_t cap, bool is_default)
   uintptr_t h = 0x5ea1'0000'0000ull + (t.next_id++ << 8);
   pool->set_handle(h);
   t.live.emplace(h, pool);
-  std::erase_if(t.all, [](auto& w) { return w.expired(); });
-  t.all.push_back(pool);
   return pool;
 }
 
@@ -1374,14 +1351,11 @@ Pool* current_device_pool(int dev) {
 }
 
 void pools_after_sync() noexcept {
-  if (g_attention.load(std::memory_order_relaxed) == 0) return;
+  // Only pools with work to do are listed (destroyed ones whose memory is in use included).
+  if (!attention_any()) return;
   std::vector<PoolPtr> pools;
   try {
-    Table& t = table();
-    std::shared_lock lk(t.m);
-    pools.reserve(t.all.size());
-    for (auto& w : t.all)
-      if (auto p = w.lock()) pools.push_back(std::move(p));
+    attention_snapshot(pools);
   } catch (...) {
     return;
   }

@@ -32,6 +32,8 @@
 #include "core/errc.hpp"
 #include "core/spinlock.hpp"
 #include "ipc/shareable.hpp"
+#include "memory/pool_attention.hpp"
+#include "memory/pool_index.hpp"
 
 namespace cuda_shim {
 class Stream;
@@ -174,10 +176,8 @@ class Pool : public std::enable_shared_from_this<Pool> {
   void settle_observed();
   PoolBlock* merge_settled(PoolBlock* b);
   StreamEntry& entry_for(Stream& s);
-  size_t h_slot(uintptr_t off) const;
-  void h_insert(PoolBlock* b);
-  PoolBlock* h_find(uintptr_t off) const;
-  PoolBlock* h_take(uintptr_t off);
+  void grow_chunks(size_t n);
+  void unpark_all();
   void pend(PoolBlock* b, StreamEntry& e, uint64_t seq);
   void unpend(PoolBlock* b);
   void release_idle(uint64_t target, bool trim);
@@ -198,13 +198,13 @@ class Pool : public std::enable_shared_from_this<Pool> {
   char* shadow_ = nullptr;
   int fd_ = -1;
   PoolBlock* root_ = nullptr;   // treap of every block by address
-  std::vector<PoolBlock*> hash_;  // live blocks by base offset (open addressing)
-  size_t hash_count_ = 0;
-  unsigned hash_shift_ = 64;
+  BlockHash hash_;       // live blocks by base offset
+  ParkedFrees parked_;   // pending frees not yet folded into the treap (pool_index.hpp)
   StreamEntry* last_entry_ = nullptr;
-  PoolBlock* hot_ = nullptr;  // the block freed last (a candidate for exact reuse)
   PoolBlock* spare_ = nullptr;  // recycled block records
   std::vector<std::unique_ptr<PoolBlock[]>> slabs_;
+  // Per chunk, up to the highest one ever committed (a pool of the device's size has
+  // thousands of chunks; most programs touch a few).
   std::vector<uint64_t> chunk_busy_;  // bytes of live or unobserved-free blocks per chunk
   std::vector<uint8_t> chunk_committed_;
   std::vector<uint64_t> chunk_id_;
@@ -216,6 +216,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   std::vector<std::unique_ptr<StreamEntry>> streams_;
   size_t pending_ = 0;  // free blocks awaiting observation
   bool attention_ = false;
+  AttentionSlot attn_;  // listed while attention_ (pool_attention.hpp)
   std::vector<uint8_t> access_;  // per device ordinal: CU_MEM_ACCESS_FLAGS_*
   uint8_t host_access_ = 0;
   std::atomic<uint64_t> threshold_{0};

@@ -1,0 +1,81 @@
+#include "memory/pool_index.hpp"
+
+namespace cuda_shim::mem {
+
+void BlockHash::insert(uintptr_t off, PoolBlock* b) {
+  if ((count_ + 1) * 2 > t_.size()) {
+    std::vector<Slot> old(t_.size() ? t_.size() * 2 : 16, Slot{0, nullptr});
+    old.swap(t_);
+    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(t_.size()));
+    count_ = 0;
+    for (const Slot& s : old)
+      if (s.b) insert(s.off, s.b);
+  }
+  const size_t mask = t_.size() - 1;
+  for (size_t i = slot(off);; i = (i + 1) & mask)
+    if (!t_[i].b) {
+      t_[i] = Slot{off, b};
+      ++count_;
+      return;
+    }
+}
+
+PoolBlock* BlockHash::find(uintptr_t off) const {
+  if (t_.empty()) return nullptr;
+  const size_t mask = t_.size() - 1;
+  for (size_t i = slot(off);; i = (i + 1) & mask)
+    if (!t_[i].b || t_[i].off == off) return t_[i].b;
+}
+
+PoolBlock* BlockHash::take(uintptr_t off) {
+  if (t_.empty()) return nullptr;
+  const size_t mask = t_.size() - 1;
+  size_t i = slot(off);
+  for (;; i = (i + 1) & mask) {
+    if (!t_[i].b) return nullptr;
+    if (t_[i].off == off) break;
+  }
+  PoolBlock* b = t_[i].b;
+  // Backward-shift deletion: later entries of the probe run move up where they may.
+  for (size_t j = (i + 1) & mask; t_[j].b; j = (j + 1) & mask) {
+    const size_t home = slot(t_[j].off);
+    if (((j - home) & mask) >= ((j - i) & mask)) {
+      t_[i] = t_[j];
+      i = j;
+    }
+  }
+  t_[i] = Slot{0, nullptr};
+  --count_;
+  return b;
+}
+
+void ParkedFrees::push(uintptr_t off, PoolBlock* b) {
+  size_t i = h_.size();
+  h_.push_back(Entry{off, b});
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (h_[p].off <= off) break;
+    h_[i] = h_[p];
+    i = p;
+  }
+  h_[i] = Entry{off, b};
+}
+
+void ParkedFrees::pop() {
+  Entry last = h_.back();
+  h_.pop_back();
+  if (h_.empty()) return;
+  const size_t n = h_.size();
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && h_[c + 1].off < h_[c].off) ++c;
+    if (last.off <= h_[c].off) break;
+    h_[i] = h_[c];
+    i = c;
+  }
+  h_[i] = last;
+}
+
+}  // namespace cuda_shim::mem

@@ -1,0 +1,63 @@
+// The indexes a pool keeps beside its address-ordered treap of blocks (pool.cpp):
+//  - BlockHash: live allocations by base offset, so a free finds its block in O(1). Keys sit
+//    in the table itself, so a probe reads no block (at a million live allocations each block
+//    read is a cache miss).
+//  - ParkedFrees: pending stream-ordered frees the treap has not been told about yet, lowest
+//    offset first. A free parks its block instead of updating the treap's summaries (O(log n)
+//    cache misses); the next allocation of the same size takes the lowest parked block back
+//    when it is the first fit, without touching the treap. Anything else unparks them all.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace cuda_shim::mem {
+
+struct PoolBlock;
+
+class BlockHash {
+ public:
+  void insert(uintptr_t off, PoolBlock* b);
+  PoolBlock* find(uintptr_t off) const;
+  // Finds and removes the block at `off` in one probe sequence; null if none.
+  PoolBlock* take(uintptr_t off);
+  size_t size() const { return count_; }
+
+ private:
+  struct Slot {
+    uintptr_t off;
+    PoolBlock* b;  // null: empty
+  };
+  size_t slot(uintptr_t off) const { return ((off >> 9) * 0x9E3779B97F4A7C15ull) >> shift_; }
+  std::vector<Slot> t_;
+  size_t count_ = 0;
+  unsigned shift_ = 64;
+};
+
+class ParkedFrees {
+ public:
+  bool empty() const { return h_.empty(); }
+  size_t size() const { return h_.size(); }
+  PoolBlock* top() const { return h_.front().b; }
+  void push(uintptr_t off, PoolBlock* b);
+  void pop();
+  // Hands every parked block to f (any order) and empties the set.
+  template <class F>
+  void drain(F&& f) {
+    for (auto& e : h_) f(e.b);
+    h_.clear();
+  }
+  template <class F>
+  void each(F&& f) const {
+    for (auto& e : h_) f(e.b);
+  }
+
+ private:
+  struct Entry {
+    uintptr_t off;
+    PoolBlock* b;
+  };
+  std::vector<Entry> h_;  // binary min-heap by offset
+};
+
+}  // namespace cuda_shim::mem
