@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -63,7 +64,13 @@ struct Id {
 struct Local {
   std::mutex m;
   std::map<uint32_t, Id> ids;  // every id this process reserved
-  std::map<std::pair<uint64_t, uint64_t>, int> bind_fds;  // binding token -> our descriptor
+  // Binding token -> our descriptor of the bound memory's file, and what keeps the bytes there
+  // (memory carved from an arena: its extent, which the arena's descriptor alone does not hold).
+  struct Bound {
+    int fd = -1;
+    std::shared_ptr<void> keep;
+  };
+  std::map<std::pair<uint64_t, uint64_t>, Bound> bind_fds;
 };
 Local& local() {
   static auto* l = new Local();  // leaked: worker threads may outlive main()
@@ -75,7 +82,7 @@ std::pair<uint64_t, uint64_t> key(const Token& t) { return {t.hi, t.lo}; }
 void close_bindings(Local& L, const std::vector<le::Binding>& gone) {
   for (auto& b : gone)
     if (auto it = L.bind_fds.find(key(b.token)); it != L.bind_fds.end()) {
-      ::close(it->second);
+      ::close(it->second.fd);
       L.bind_fds.erase(it);
     }
 }
@@ -196,7 +203,8 @@ Errc memory_of_handle(CUmemGenericAllocationHandle h, Memory& m, const char* api
   m.alloc = vmm::find_allocation(h);
   if (!m.alloc)
     return fail(Errc::invalid_value, "{}: memHandle {:#x} is not a live cuMemCreate allocation handle", api, h);
-  m.fd = m.alloc->fd;
+  m.fd = m.alloc->object_fd();
+  m.obj_offset = m.alloc->object_offset();
   m.avail = m.alloc->size;
   m.loc = m.alloc->prop.location.type;
   m.loc_id = m.alloc->prop.location.id;
@@ -211,8 +219,8 @@ Errc memory_of_address(uintptr_t p, Memory& m, const char* api) {
   if (r && r->kind == mem::Kind::vmm && r->vmm) {
     const vmm::Mapping& mp = *r->vmm;
     m.alloc = mp.alloc;
-    m.fd = m.alloc->fd;
-    m.obj_offset = p - mp.base;
+    m.fd = m.alloc->object_fd();
+    m.obj_offset = m.alloc->object_offset() + (p - mp.base);
     m.avail = mp.base + mp.size - p;
     m.loc = m.alloc->prop.location.type;
     m.loc_id = m.alloc->prop.location.id;
@@ -324,7 +332,7 @@ Errc bind_common(uint32_t le_id, int dev, uint64_t offset, uint64_t size, unsign
     ::close(fd);
     return r;
   }
-  L.bind_fds[key(b.token)] = fd;
+  L.bind_fds[key(b.token)] = Local::Bound{fd, m.alloc ? m.alloc->keep_bytes() : nullptr};
   return Errc::success;
 }
 
@@ -568,7 +576,7 @@ Errc cuLogicalEndpointBindMem(CUlogicalEndpointId leId, CUdevice dev, cuuint64_t
   if (memOffset > m.avail)
     return fail(Errc::invalid_value, "{}: memOffset {:#x} lies past the end of {} ({:#x} bytes)", api, memOffset,
                 m.what, m.avail);
-  m.obj_offset = memOffset;
+  m.obj_offset += memOffset;  // from where the allocation starts in its file
   m.avail -= memOffset;
   return ipc::bind_common(leId, dev, offset, size, flags, m, memHandle, api);
 }

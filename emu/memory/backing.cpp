@@ -130,6 +130,7 @@ std::shared_ptr<Backing> Backing::adopt_range(int fd, uint64_t offset, size_t si
   b->fd_ = fd;
   b->size_ = len;
   b->delta_ = delta;
+  b->file_off_ = first;
   if (view == View::device) {
     // The user-visible view: reserved address space that faults on host access.
     void* want = nullptr;

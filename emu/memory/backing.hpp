@@ -43,6 +43,10 @@ class Backing {
   // Whether shareable_fd has nothing to move.
   bool shareable() const { return fd_ >= 0; }
   size_t mapped_size() const { return size_; }
+  // The file that holds the bytes (an arena's, or the memory's own) and where they start in it,
+  // for mapping them at more addresses (VMM mappings) or handing them to a binding.
+  int object_fd() const { return fd_ >= 0 ? fd_ : extent_.arena ? arena_fd(extent_) : -1; }
+  uint64_t object_offset() const { return fd_ >= 0 ? file_off_ : extent_.offset; }
   // The address handed to the user (device view: PROT_NONE; host view: read-write).
   uintptr_t user_address() const { return reinterpret_cast<uintptr_t>(user_) + delta_; }
   // The address the emulator reads and writes through.
@@ -55,6 +59,7 @@ class Backing {
   void* user_ = nullptr;
   void* shadow_ = nullptr;  // == user_ for host views
   size_t delta_ = 0;        // adopt_range: the first byte's distance from the page boundary
+  uint64_t file_off_ = 0;   // adopt_range: the first page's offset in fd_
   ArenaExtent extent_;           // carved memory: where in which arena (fd_ >= 0 once moved out)
 };
 

@@ -39,6 +39,7 @@ using vmm::Mapping;
 struct Reservation {
   uintptr_t base = 0;
   size_t size = 0;
+  vmm::VaRange va;
   std::shared_ptr<vmm::Shadow> shadow;
   std::map<uintptr_t, std::shared_ptr<Mapping>> maps;  // by base
 };
@@ -113,17 +114,6 @@ void* reserve_pages(void* at, size_t len, int extra) {
   return ::mmap(at, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | extra, -1, 0);
 }
 
-void* reserve_aligned(size_t len, size_t align) {
-  if (len > SIZE_MAX - align) return nullptr;
-  void* p = reserve_pages(nullptr, len + align, 0);
-  if (p == MAP_FAILED) return nullptr;
-  auto a = reinterpret_cast<uintptr_t>(p);
-  uintptr_t b = (a + align - 1) / align * align;
-  if (b > a) ::munmap(p, b - a);
-  if (uintptr_t end = b + len; end < a + len + align) ::munmap(reinterpret_cast<void*>(end), a + len + align - end);
-  return reinterpret_cast<void*>(b);
-}
-
 // Validates a cuMemCreate location; `id` comes back normalized (0 for HOST).
 Errc check_create_location(const CUmemLocation& l, const char* api, int& id) {
   const int t = static_cast<int>(l.type);
@@ -144,14 +134,6 @@ Errc check_create_location(const CUmemLocation& l, const char* api, int& id) {
       return fail(Errc::invalid_value, "{}: prop->location.type {} ({}) cannot hold a cuMemCreate allocation (use "
                   "DEVICE, HOST or HOST_NUMA with a fixed id)", api, t, mem::location_name(t));
   }
-}
-
-// What an importer needs, in the memfd's name: location, handle types, size, allocFlags.
-std::vector<uint64_t> object_fields(const CUmemAllocationProp& p, size_t size) {
-  uint64_t flags = uint64_t(p.allocFlags.compressionType) | uint64_t(p.allocFlags.gpuDirectRDMACapable) << 8 |
-                   uint64_t(p.allocFlags.usage) << 16;
-  return {static_cast<uint64_t>(p.location.type), static_cast<uint64_t>(static_cast<uint32_t>(p.location.id)),
-          static_cast<uint64_t>(static_cast<unsigned>(p.requestedHandleTypes)), size, flags};
 }
 
 // Registers a new allocation with one handle reference.
@@ -323,11 +305,7 @@ Errc cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemA
     return fail(Errc::out_of_memory, "{}: {} bytes of host memory requested, more than the host's {} bytes of RAM", api,
                 size, mem::physical_memory());
   }
-  a->token = ipc::random_token();
-  a->fd = ipc::create_object(ipc::ObjectKind::vmm, a->token, object_fields(a->prop, size), size);
-  if (a->fd < 0)
-    return fail(Errc::out_of_memory, "{}: cannot create the {}-byte backing object ({})", api, size,
-                std::strerror(errno));
+  TRY(vmm::create_bytes(*a, api));
   a->block_id = st().next_block.fetch_add(1);
   *handle = publish(a);
   return Errc::success;
@@ -387,27 +365,23 @@ Errc cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdevi
   if (alignment & (alignment - 1))  // measured for 3
     return fail(Errc::invalid_value, "{}: alignment {} is not a power of two", api, alignment);
   const size_t align = std::max(alignment, kGranularity);  // measured: 4 KiB is accepted
-  void* p = nullptr;
   // addr is a hint: taken when that range is free and aligned, as the driver may.
-  if (addr && addr % align == 0) {
-    void* h = reserve_pages(reinterpret_cast<void*>(addr), size, MAP_FIXED_NOREPLACE);
-    if (h != MAP_FAILED && reinterpret_cast<uintptr_t>(h) == addr) p = h;
-    else if (h != MAP_FAILED) ::munmap(h, size);  // an old kernel treated it as a plain hint
-  }
-  if (!p) p = reserve_aligned(size, align);
-  if (!p)
+  const vmm::VaRange va = vmm::va_take(vmm::VaUse::user, size, align, addr);
+  if (!va.base)
     return fail(Errc::out_of_memory, "{}: cannot reserve {} bytes of address space aligned to {}", api, size, align);
+  void* p = va.base;
   auto sh = std::make_shared<vmm::Shadow>();
-  void* s = reserve_pages(nullptr, size, 0);
-  if (s == MAP_FAILED) {
-    ::munmap(p, size);
+  sh->va = vmm::va_take(vmm::VaUse::shadow, size, kGranularity, 0);
+  if (!sh->va.base) {
+    vmm::va_give(va, false);
     return fail(Errc::out_of_memory, "{}: cannot reserve the {}-byte shadow of the range", api, size);
   }
-  sh->base = static_cast<char*>(s);
+  sh->base = static_cast<char*>(sh->va.base);
   sh->size = size;
   Reservation r;
   r.base = reinterpret_cast<uintptr_t>(p);
   r.size = size;
+  r.va = va;
   r.shadow = std::move(sh);
   {
     std::lock_guard lk(st().m);
@@ -435,7 +409,7 @@ Errc cuMemAddressFree(CUdeviceptr ptr, size_t size) noexcept {
                 "cuMemUnmap them first", api, ptr, size, r.maps.size(), r.maps.size() == 1 ? "" : "s",
                 m.alloc->describe(), m.base);
   }
-  ::munmap(reinterpret_cast<void*>(r.base), r.size);
+  vmm::va_give(r.va, false);  // unmapping left every page reserved as it came
   st().res.erase(it);  // the shadow goes with its last mapping object
   return Errc::success;
 }
@@ -479,14 +453,17 @@ Errc cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocatio
   m->alloc = a;
   m->res_base = r->base;
   m->res_size = r->size;
-  // The user's view: PROT_NONE until cuMemSetAccess (and for device memory, always).
-  void* u = ::mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, a->fd, 0);
-  if (u == MAP_FAILED)
+  // The user's view of host memory: PROT_NONE until cuMemSetAccess. Device memory's stays the
+  // reservation's PROT_NONE pages: host code faults there alike, and nothing reads through it.
+  const int ofd = a->object_fd();
+  const auto ooff = static_cast<off_t>(a->object_offset());
+  if (a->host_located() && ::mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE,
+                                  MAP_SHARED | MAP_NORESERVE | MAP_FIXED, ofd, ooff) == MAP_FAILED)
     return fail(Errc::out_of_memory, "{}: cannot map {} at {:#x} ({})", api, a->describe(), ptr, std::strerror(errno));
   {
     std::lock_guard sl(r->shadow->m);
-    if (!ipc::map_object(a->fd, 0, size, r->shadow->base + (ptr - r->base))) {
-      reserve_pages(reinterpret_cast<void*>(ptr), size, MAP_FIXED);
+    if (!ipc::map_object(ofd, static_cast<size_t>(ooff), size, r->shadow->base + (ptr - r->base))) {
+      if (a->host_located()) reserve_pages(reinterpret_cast<void*>(ptr), size, MAP_FIXED);
       return fail(Errc::out_of_memory, "{}: cannot map the shadow of {} ({})", api, a->describe(),
                   std::strerror(errno));
     }
@@ -502,7 +479,7 @@ Errc cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocatio
   range->buffer_id = AddressSpace::get().next_buffer_id();
   range->vmm = m;
   if (!AddressSpace::get().insert(range)) {
-    reserve_pages(reinterpret_cast<void*>(ptr), size, MAP_FIXED);
+    if (a->host_located()) reserve_pages(reinterpret_cast<void*>(ptr), size, MAP_FIXED);
     return fail(Errc::unknown, "{}: [{:#x}, +{:#x}) overlaps a range the driver already knows", api, ptr, size);
   }
   r->maps.emplace(ptr, std::move(m));
@@ -534,7 +511,8 @@ Errc cuMemUnmap(CUdeviceptr ptr, size_t size) noexcept {
   for (auto& h : hit) {
     Mapping* m = h->second.get();
     AddressSpace::get().remove_base(m->base, [m](const Range& x) { return x.vmm.get() == m; });
-    reserve_pages(reinterpret_cast<void*>(m->base), m->size, MAP_FIXED);  // the user's view is reserved again
+    if (m->alloc->host_located())  // the user's view is reserved again (device memory's always was)
+      reserve_pages(reinterpret_cast<void*>(m->base), m->size, MAP_FIXED);
     gone.push_back(std::move(h->second));
     r->maps.erase(h);
   }
