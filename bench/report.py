@@ -106,8 +106,8 @@ def machine(real):
     return m
 
 
-def run_bench(exe, env, extra, reps):
-    cmd = [exe, "--benchmark_format=json", "--benchmark_min_time=0.3", f"--benchmark_repetitions={reps}",
+def run_bench(exe, env, extra, reps, min_time):
+    cmd = [exe, "--benchmark_format=json", f"--benchmark_min_time={min_time}", f"--benchmark_repetitions={reps}",
            "--benchmark_report_aggregates_only=true", "--benchmark_counters_tabular=false", *extra]
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if p.returncode == 0 and "Failed to match any benchmarks" in p.stderr:
@@ -118,7 +118,8 @@ def run_bench(exe, env, extra, reps):
     return json.loads(p.stdout)
 
 
-def collect(out, build, real, filt, reps):
+def collect(out, build, real, filt, reps, min_time=0.3):
+    """Returns the number of binaries that failed."""
     build = os.path.abspath(build)
     exes = sorted(glob.glob(os.path.join(build, "bin", "bench_*")))
     if not exes:
@@ -136,15 +137,18 @@ def collect(out, build, real, filt, reps):
     with open(os.path.join(out, "machine.json"), "w") as f:
         json.dump(machine(bool(dirs)), f, indent=1)
     extra = [f"--benchmark_filter={filt}"] if filt else []
+    failed = 0
     for side, libs in runs.items():
         os.makedirs(os.path.join(out, side), exist_ok=True)
         env = dict(base, LD_LIBRARY_PATH=":".join(x for x in (libs, deps) if x))
         for exe in exes:
-            data = run_bench(exe, env, extra, reps)
+            data = run_bench(exe, env, extra, reps, min_time)
+            failed += data is None
             if data is not None:
                 with open(os.path.join(out, side, os.path.basename(exe) + ".json"), "w") as f:
                     json.dump(data, f, indent=1)
             print(f"report.py: {side:4} {os.path.basename(exe)}: {'ok' if data else 'FAILED'}", flush=True)
+    return failed
 
 
 # ------------------------------------------------------------------ rendering
@@ -315,8 +319,9 @@ def main():
         ap.add_argument("--real", choices=("auto", "yes", "no"), default="auto")
         ap.add_argument("--filter", default="")
         ap.add_argument("--reps", type=int, default=3)
+        ap.add_argument("--min-time", type=float, default=0.3, help="seconds per benchmark (Google Benchmark)")
         a = ap.parse_args(argv[1:])
-        collect(a.out, a.build, a.real, a.filter, a.reps)
+        sys.exit(1 if collect(a.out, a.build, a.real, a.filter, a.reps, a.min_time) else 0)
     elif argv and argv[0] == "render":
         ap = argparse.ArgumentParser(prog="report.py render")
         ap.add_argument("dirs", nargs="+")
@@ -326,7 +331,8 @@ def main():
     else:
         build = argv[0] if argv else os.path.join(ROOT, "build")
         with tempfile.TemporaryDirectory() as d:
-            collect(d, build, "auto", "", 3)
+            if collect(d, build, "auto", "", 3):
+                sys.exit("report.py: a benchmark binary failed; docs/performance.md not written")
             render([d], OUT)
 
 
