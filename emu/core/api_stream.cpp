@@ -16,6 +16,29 @@ namespace {
 
 constexpr int kGreatestPriority = -5;  // cuCtxGetStreamPriorityRange of the measured device
 
+// resolve_event through this thread's cache of validated handles: no lock and no reference
+// count on a hit. The event stays alive until this thread's next event lookup misses.
+Errc resolve_event_raw(const void* h, const char* api, Event*& out) {
+  ThreadState& t = ts();
+  const uint64_t epoch = events().epoch();  // bumped by every destroy; read before the lookup
+  for (unsigned k = 0; k < 2; ++k)
+    if (auto& slot = t.events[k]; slot.h == h && slot.epoch == epoch && slot.e) [[likely]] {
+      t.last_event = k;
+      out = slot.e.get();
+      return Errc::success;
+    }
+  std::shared_ptr<Event> e;
+  TRY(resolve_event(h, api, e));
+  // Never the slot used last: a call that resolves two events keeps the first one's reference.
+  t.last_event ^= 1;
+  auto& slot = t.events[t.last_event];
+  slot.h = h;
+  slot.epoch = epoch;
+  slot.e = std::move(e);
+  out = slot.e.get();
+  return Errc::success;
+}
+
 Errc stream_create(CUstream* ph, unsigned flags, int priority, const char* api) {
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
@@ -25,20 +48,24 @@ Errc stream_create(CUstream* ph, unsigned flags, int priority, const char* api) 
                 api, flags);
   // Out-of-range priorities are clamped, as the driver does.
   priority = std::max(kGreatestPriority, std::min(0, priority));
-  auto s = make_fresh<Stream>(ctx, StreamKind::user, flags, priority);
+  // The handle is a value never given before, not the object's address (Registry::add_fresh),
+  // so the stream itself can come from the ordinary heap.
+  auto s = std::make_shared<Stream>(ctx, StreamKind::user, flags, priority);
+  void* h = registry_fresh_handle();
+  s->set_handle(h);
   ctx->track(s);
-  *ph = static_cast<CUstream>(streams().add(s));
+  *ph = static_cast<CUstream>(streams().add_as(h, std::move(s)));
   return Errc::success;
 }
 
 Errc query(CUstream h, bool pt, const char* api) {
-  std::shared_ptr<Stream> s;
+  Stream* s = nullptr;
   TRY(resolve_stream(h, pt, api, s));
   return s->idle() ? Errc::success : Errc::not_ready;
 }
 
 Errc sync(CUstream h, bool pt, const char* api) {
-  std::shared_ptr<Stream> s;
+  Stream* s = nullptr;
   TRY(resolve_stream(h, pt, api, s));
   TRY(not_in_host_function(api));
   s->synchronize();
@@ -63,8 +90,8 @@ void wait_shared(const uint64_t* w, uint64_t target) {
 Errc wait_event(CUstream hs, CUevent he, unsigned flags, bool pt, const char* api) {
   std::shared_ptr<Stream> s;
   TRY(resolve_stream(hs, pt, api, s));
-  std::shared_ptr<Event> ev;
-  TRY(resolve_event(he, api, ev));
+  Event* ev = nullptr;
+  TRY(resolve_event_raw(he, api, ev));
   if (flags & ~1u)  // CU_EVENT_WAIT_EXTERNAL
     return fail(Errc::invalid_value, "{}: flags {:#x}: only CU_EVENT_WAIT_DEFAULT and CU_EVENT_WAIT_EXTERNAL exist", api, flags);
   if (uint64_t* w = ev->shared()) {
@@ -75,7 +102,7 @@ Errc wait_event(CUstream hs, CUevent he, unsigned flags, bool pt, const char* ap
     return Errc::success;
   }
   auto snap = ev->snap();
-  if (!snap.recorded()) return Errc::success;  // nothing to wait for
+  if (!snap.recorded) return Errc::success;  // nothing to wait for
   // Remember the ordering even when the work is done: stream-ordered reuse follows it.
   s->add_dep(snap.dep.stream, snap.dep.seq, snap.clock);
   if (snap.dep.done()) return Errc::success;
@@ -118,29 +145,32 @@ Errc add_callback(CUstream h, CUstreamCallback cb, void* user, unsigned flags, b
 }
 
 Errc record(CUevent he, CUstream hs, unsigned flags, bool pt, const char* api) {
-  std::shared_ptr<Event> ev;
-  TRY(resolve_event(he, api, ev));
-  std::shared_ptr<Stream> s;
+  Event* ev = nullptr;
+  TRY(resolve_event_raw(he, api, ev));
+  Stream* s = nullptr;
   TRY(resolve_stream(hs, pt, api, s));
   if (flags & ~1u)  // CU_EVENT_RECORD_EXTERNAL
     return fail(Errc::invalid_value, "{}: flags {:#x}: only CU_EVENT_RECORD_DEFAULT and CU_EVENT_RECORD_EXTERNAL exist", api, flags);
   if (s->ctx() != ev->ctx())
     return fail(Errc::invalid_handle, "{}: event and stream belong to different contexts", api);
-  auto rec = std::make_shared<EventRecord>();
-  bool timing = ev->timing();
-  // Publish the snapshot before the op can complete so a racing query sees this record.
-  uint64_t seq;
+  const bool timing = ev->timing();
   uint64_t* w = ev->shared();
   uint64_t nth = w ? std::atomic_ref<uint64_t>(w[0]).fetch_add(1) + 1 : 0;
-  {
-    auto op = [rec, timing, w, nth] {
-      if (timing) rec->when = std::chrono::steady_clock::now();
-      rec->done.store(true, std::memory_order_release);
-      if (w) complete_record(w, nth);
-    };
-    seq = s->enqueue(op, {}, true);
+  // Nothing ahead of it in stream order: the record completes now, and now is its timestamp.
+  if (uint64_t seq = s->try_mark_now()) {
+    Event::TimePoint when{};
+    if (timing) when = std::chrono::steady_clock::now();
+    if (w) complete_record(w, nth);
+    ev->set(*s, seq, when, nullptr);
+    return Errc::success;
   }
-  ev->set(Event::Snap{Dep{s, seq}, rec, s->clock()});
+  // Queued behind work: the worker takes the timestamp when the record's turn comes.
+  std::shared_ptr<EventRecord> rec = timing ? std::make_shared<EventRecord>() : nullptr;
+  uint64_t seq = s->enqueue([rec, w, nth] {
+    if (rec) rec->when = std::chrono::steady_clock::now();
+    if (w) complete_record(w, nth);
+  }, {}, true);
+  ev->set(*s, seq, {}, std::move(rec));
   return Errc::success;
 }
 
@@ -253,25 +283,31 @@ Errc cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int f) noexcept
 }
 
 Errc cuEventQuery(CUevent h) noexcept {
-  std::shared_ptr<Event> ev;
-  TRY(resolve_event(h, "cuEventQuery", ev));
+  Event* ev = nullptr;
+  TRY(resolve_event_raw(h, "cuEventQuery", ev));
   if (const uint64_t* w = ev->shared()) return completed_upto(w) >= issued(w) ? Errc::success : Errc::not_ready;
-  auto snap = ev->snap();
-  if (!snap.recorded()) return Errc::success;  // never recorded: nothing pending
-  return snap.dep.done() ? Errc::success : Errc::not_ready;
+  // Never recorded: nothing pending.
+  return ev->state() == Event::State::pending ? Errc::not_ready : Errc::success;
 }
 
 Errc cuEventSynchronize(CUevent h) noexcept {
-  std::shared_ptr<Event> ev;
-  TRY(resolve_event(h, "cuEventSynchronize", ev));
+  Event* ev = nullptr;
+  TRY(resolve_event_raw(h, "cuEventSynchronize", ev));
   TRY(not_in_host_function("cuEventSynchronize"));
   if (const uint64_t* w = ev->shared()) wait_shared(w, issued(w));
-  auto snap = ev->snap();
-  if (snap.recorded()) {
-    wait_dep(snap.dep);
-    if (snap.dep.stream) snap.dep.stream->observe(snap.dep.seq);
-    mem::pools_after_sync();
+  switch (ev->observe_if_complete()) {
+    case Event::State::never:
+      return Errc::success;
+    case Event::State::complete:
+      break;
+    case Event::State::pending: {
+      auto snap = ev->snap();  // a reference: the wait may outlive a re-record or a destroy
+      wait_dep(snap.dep);
+      if (snap.dep.stream) snap.dep.stream->observe(snap.dep.seq);
+      break;
+    }
   }
+  mem::pools_after_sync();
   return Errc::success;
 }
 
@@ -279,17 +315,19 @@ Errc cuEventElapsedTime_v2(float* ms, CUevent hStart, CUevent hEnd) noexcept {
   const char* api = "cuEventElapsedTime";
   // The driver answers a NULL output with CUDA_ERROR_INVALID_HANDLE (measured), not INVALID_VALUE.
   if (!ms) return fail(Errc::invalid_handle, "{}: pMilliseconds is NULL", api);
-  std::shared_ptr<Event> a, b;
-  TRY(resolve_event(hStart, api, a));
-  TRY(resolve_event(hEnd, api, b));
+  Event *a = nullptr, *b = nullptr;
+  TRY(resolve_event_raw(hStart, api, a));
+  TRY(resolve_event_raw(hEnd, api, b));
   if (!a->timing() || !b->timing())
     return fail(Errc::invalid_handle, "{}: an event created with CU_EVENT_DISABLE_TIMING has no timestamp", api);
-  auto sa = a->snap(), sb = b->snap();
-  if (!sa.recorded() || !sb.recorded())
-    return fail(Errc::invalid_handle, "{}: the {} event has never been recorded", api, sa.recorded() ? "end" : "start");
-  if (!sa.dep.done() || !sb.dep.done())
+  Event::TimePoint ta{}, tb{};
+  auto sa = a->state(&ta), sb = b->state(&tb);
+  if (sa == Event::State::never || sb == Event::State::never)
+    return fail(Errc::invalid_handle, "{}: the {} event has never been recorded", api,
+                sa != Event::State::never ? "end" : "start");
+  if (sa != Event::State::complete || sb != Event::State::complete)
     return fail(Errc::not_ready, "{}: an event has not completed yet", api);
-  std::chrono::duration<float, std::milli> d = sb.rec->when - sa.rec->when;
+  std::chrono::duration<float, std::milli> d = tb - ta;
   *ms = d.count();
   return Errc::success;
 }

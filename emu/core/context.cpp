@@ -97,7 +97,7 @@ void Context::teardown() {
       if (auto s = w.lock()) gone.push_back(std::move(s));
     streams_.clear();
   }
-  for (auto& s : gone) cuda_shim::streams().remove(s.get());
+  for (auto& s : gone) cuda_shim::streams().remove(s->handle());  // user streams: fresh handle values
   ThreadState& t = ts();
   t.per_thread.erase(id_);
   if (t.pt_ctx_id == id_) t.pt_stream = nullptr;

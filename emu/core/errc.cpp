@@ -37,16 +37,16 @@ Errc from_curesult(int cu) noexcept {
   return Errc::unknown;
 }
 
+// The message itself stays until the next failure, so a user can ask after the fact.
+__thread bool t_why_set __attribute__((tls_model("initial-exec"))) = false;
+
 void set_explanation(Errc e, std::string msg) noexcept {
   ThreadState& t = ts();
   t.why_e = e;
-  t.why_set = true;
   t.why_msg = std::move(msg);
+  t_why_set = true;
 }
 const std::string& explanation() noexcept { return ts().why_msg; }
-// The message itself stays until the next failure, so a user can ask after the fact.
-void clear_explanation() noexcept { ts().why_set = false; }
-bool explanation_set() noexcept { return ts().why_set; }
 Errc explanation_code() noexcept { return ts().why_e; }
 
 }  // namespace cuda_shim

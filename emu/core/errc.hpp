@@ -18,10 +18,13 @@ Errc from_curesult(int cu) noexcept; // unknown codes map to Errc::unknown
 
 // Why the current call failed: the rule and the object. Thread-local; the abi layer
 // clears it on entry and prints it when CUDA_SHIM_EXPLAIN=1.
+// Whether the current call recorded one: its own initial-exec TLS byte, so that clearing it on
+// every call is one store (no call, no thread-state lookup).
+extern __thread bool t_why_set __attribute__((tls_model("initial-exec")));
 void set_explanation(Errc e, std::string msg) noexcept;
 const std::string& explanation() noexcept;
-void clear_explanation() noexcept;
-bool explanation_set() noexcept;
+inline void clear_explanation() noexcept { t_why_set = false; }
+inline bool explanation_set() noexcept { return t_why_set; }
 Errc explanation_code() noexcept;  // the Errc the last explanation belongs to
 
 // `return fail(Errc::invalid_value, "dptr is NULL");` records the reason and returns e.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 
 #include "core/context.hpp"
 
@@ -42,13 +43,27 @@ void wait_dep(const Dep& d) {
 
 Stream::Stream(std::shared_ptr<Context> ctx, StreamKind kind, unsigned flags, int priority)
     : ctx_(std::move(ctx)), kind_(kind), flags_(flags), priority_(priority),
-      id_(g_next_stream_id.fetch_add(1)) {}
+      id_(g_next_stream_id.fetch_add(1)) {
+  if (kind_ == StreamKind::legacy)
+    busy_blocking_ = std::make_shared<std::atomic<int64_t>>(0);
+  else if (blocking() && ctx_)
+    if (Stream* l = ctx_->legacy_raw()) busy_blocking_ = l->busy_blocking_;
+}
 
 Stream::~Stream() = default;
 
+bool Stream::may_depend() const {
+  if (!ctx_) return false;
+  // The legacy stream waits for every blocking stream: none has work while the count is 0.
+  if (kind_ == StreamKind::legacy) return busy_blocking_->load() != 0;
+  if (!blocking()) return false;
+  Stream* l = ctx_->legacy_raw();
+  return l && l != this && !l->idle();
+}
+
 std::vector<Dep> Stream::implicit_deps() {
   std::vector<Dep> deps;
-  if (!ctx_) return deps;
+  if (!may_depend()) return deps;
   if (kind_ == StreamKind::legacy) {
     // The legacy stream waits for all prior work in every blocking stream.
     for (auto& s : ctx_->streams())
@@ -68,14 +83,19 @@ std::atomic<const ActivityHooks*> g_hooks{nullptr};
 void set_activity_hooks(const ActivityHooks* hooks) { g_hooks.store(hooks, std::memory_order_release); }
 
 uint64_t Stream::enqueue(std::function<void()> fn, std::vector<Dep> deps, bool inline_ok) {
-  for (auto& d : implicit_deps()) deps.push_back(std::move(d));
+  if (may_depend())
+    for (auto& d : implicit_deps()) deps.push_back(std::move(d));
   std::unique_lock lk(m_);
   uint64_t seq = submitted_.load(std::memory_order_relaxed) + 1;
-  bool ready = inline_ok && queue_.empty() && !worker_active_ &&
+  bool ready = inline_ok && (!queue_ || queue_->empty()) && !worker_active_ &&
                completed_.load() == seq - 1;
   if (ready)
     for (auto& d : deps)
       if (!d.done()) { ready = false; break; }
+  // Work that takes time (a function, or anything queued) is visible to the legacy stream
+  // before its position is; an empty position completing inline takes no time.
+  const bool counted = counts() && (fn || !ready);
+  if (counted) busy_blocking_->fetch_add(1);
   submitted_.store(seq, std::memory_order_release);
   if (ready) {
     // Hold the stream's order: nothing else can run before `seq` is marked complete,
@@ -83,9 +103,11 @@ uint64_t Stream::enqueue(std::function<void()> fn, std::vector<Dep> deps, bool i
     lk.unlock();
     if (fn) fn();
     finish(seq);
+    if (counted) busy_blocking_->fetch_sub(1);
     return seq;
   }
-  queue_.push_back(Op{seq, std::move(fn), std::move(deps)});
+  if (!queue_) queue_.emplace();
+  queue_->push_back(Op{seq, std::move(fn), std::move(deps), counted});
   if (!worker_active_) {
     worker_active_ = true;
     std::thread([self = shared_from_this()] { self->worker_loop(); }).detach();
@@ -106,12 +128,12 @@ void Stream::worker_loop() {
     Op op;
     {
       std::lock_guard lk(m_);
-      if (queue_.empty()) {
+      if (queue_->empty()) {
         worker_active_ = false;
         return;
       }
-      op = std::move(queue_.front());
-      queue_.pop_front();
+      op = std::move(queue_->front());
+      queue_->pop_front();
     }
     // Stream order: an inline op still running must finish first.
     wait_progress([&] { return completed() >= op.seq - 1; });
@@ -120,48 +142,70 @@ void Stream::worker_loop() {
     op.fn = nullptr;
     if (const ActivityHooks* h = g_hooks.load(std::memory_order_acquire)) h->idle(*this, op.seq);
     finish(op.seq);
+    if (op.counted) busy_blocking_->fetch_sub(1);
   }
+}
+
+uint64_t Stream::try_mark_now() {
+  // No implicit dependency can apply (a non-blocking stream, a blocking one while the legacy
+  // stream is idle, the legacy one while every blocking stream is) and nothing is queued.
+  if (may_depend()) return 0;
+  std::lock_guard lk(m_);
+  uint64_t seq = submitted_.load(std::memory_order_relaxed) + 1;
+  if ((queue_ && !queue_->empty()) || worker_active_ || completed_.load(std::memory_order_relaxed) != seq - 1)
+    return 0;
+  // Completion is published before the position exists: no thread can be waiting for
+  // it (a waiter reads submitted() first), so no fence and no wake-up are needed.
+  completed_.store(seq, std::memory_order_release);
+  submitted_.store(seq, std::memory_order_release);
+  return seq;
 }
 
 uint64_t Stream::mark() {
-  // Fast path: no implicit dependency can apply (a non-blocking stream, or a blocking one
-  // while the legacy stream is idle) and nothing is queued: the position completes at once.
-  bool may_depend = kind_ == StreamKind::legacy;
-  if (!may_depend && blocking() && ctx_)
-    if (Stream* l = ctx_->legacy_raw(); l && l != this && !l->idle()) may_depend = true;
-  if (!may_depend) {
-    std::lock_guard lk(m_);
-    uint64_t seq = submitted_.load(std::memory_order_relaxed) + 1;
-    if (queue_.empty() && !worker_active_ && completed_.load(std::memory_order_relaxed) == seq - 1) {
-      // Completion is published before the position exists: no thread can be waiting for
-      // it (a waiter reads submitted() first), so no fence and no wake-up are needed.
-      completed_.store(seq, std::memory_order_release);
-      submitted_.store(seq, std::memory_order_release);
-      return seq;
-    }
-  }
+  if (uint64_t seq = try_mark_now()) return seq;
   return enqueue(nullptr, {}, /*inline_ok=*/true);
 }
 
-void Stream::observe(uint64_t seq) {
+void Stream::observe_slow(uint64_t seq) {
   uint64_t cur = observed_.load(std::memory_order_relaxed);
   while (cur < seq && !observed_.compare_exchange_weak(cur, seq, std::memory_order_acq_rel)) {
   }
+  // Read before the clock: a clock newer than `gen` is only ever marked seen by a later call.
+  const uint64_t gen = clock_gen_.load(std::memory_order_acquire);
   ClockPtr c = clock();
   if (!c) return;
   // One level suffices: add_dep merged the clocks of what we waited on into ours.
+  bool all = true;  // every entry observed up to its position: later calls learn nothing new
   for (auto& [w, t] : c->deps)
     if (auto y = w.lock()) {
       uint64_t done = std::min(t, y->completed());
+      if (done < t) all = false;
       uint64_t o = y->observed_.load(std::memory_order_relaxed);
       while (o < done && !y->observed_.compare_exchange_weak(o, done, std::memory_order_acq_rel)) {
       }
     }
+  if (all) clock_seen_.store(gen, std::memory_order_release);
 }
 
 void Stream::add_dep(const std::shared_ptr<Stream>& x, uint64_t seq, const ClockPtr& xclock) {
   if (!x || x.get() == this) return;
   std::lock_guard lk(clock_m_);
+  // Already ordered after all of it (a repeated cuStreamWaitEvent): keep the clock as it is.
+  auto covered = [&](const Stream* y, uint64_t t) {
+    if (!y || y == this) return true;
+    if (!clock_) return false;
+    for (auto& [w, s] : clock_->deps)
+      if (auto z = w.lock(); z.get() == y) return s >= t;
+    return false;
+  };
+  bool changed = !covered(x.get(), seq);
+  if (!changed && xclock)
+    for (auto& [w, t] : xclock->deps)
+      if (auto y = w.lock(); y && !covered(y.get(), t)) {
+        changed = true;
+        break;
+      }
+  if (!changed) return;
   auto next = std::make_shared<Clock>();
   if (clock_) next->deps = clock_->deps;
   auto merge = [&](const std::shared_ptr<Stream>& y, uint64_t t) {
@@ -179,6 +223,7 @@ void Stream::add_dep(const std::shared_ptr<Stream>& x, uint64_t seq, const Clock
   // Forget streams that are gone so the clock does not grow without bound.
   std::erase_if(next->deps, [](auto& e) { return e.first.expired(); });
   clock_ = std::move(next);
+  clock_gen_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 bool Stream::depends_on(const Stream& x, uint64_t seq) const {
@@ -195,8 +240,62 @@ bool Stream::depends_on(const Stream& x, uint64_t seq) const {
   return false;
 }
 
-void Stream::wait_for(uint64_t seq) {
+void Stream::wait_slow(uint64_t seq) {
   wait_progress([&] { return completed() >= seq; });
+}
+
+// ---- events ---------------------------------------------------------------------------
+
+Event::Snap Event::snap() const {
+  std::lock_guard lk(m_);
+  Snap s;
+  if (!stream_) return s;
+  s.dep = Dep{stream_, seq_};
+  s.clock = clock_;
+  s.recorded = true;
+  return s;
+}
+
+void Event::set(Stream& s, uint64_t seq, TimePoint when, std::shared_ptr<EventRecord> rec) {
+  // Labelled with the generation read before the clock: a newer clock under an older label
+  // is only fetched again by the next record, never mistaken for current.
+  const uint64_t gen = s.clock_gen();
+  std::shared_ptr<EventRecord> old;  // released after the lock (declared before it)
+  {
+    std::lock_guard lk(m_);
+    if (stream_.get() == &s && clock_gen_ == gen) {  // re-recorded on the same stream: no references
+      seq_ = seq;
+      when_ = when;
+      old = std::exchange(rec_, std::move(rec));
+      return;
+    }
+  }
+  std::shared_ptr<Stream> sp = s.shared_from_this();
+  ClockPtr clock = s.clock();
+  std::lock_guard lk(m_);
+  sp.swap(stream_);  // the old stream and clock go with the locals, after the lock
+  clock.swap(clock_);
+  clock_gen_ = gen;
+  seq_ = seq;
+  when_ = when;
+  old = std::exchange(rec_, std::move(rec));
+}
+
+Event::State Event::state(TimePoint* when) const {
+  std::lock_guard lk(m_);
+  if (!stream_) return State::never;
+  if (stream_->completed() < seq_) return State::pending;
+  // A queued record's worker wrote rec_->when before publishing its completion.
+  if (when) *when = rec_ ? rec_->when : when_;
+  return State::complete;
+}
+
+Event::State Event::observe_if_complete() {
+  std::lock_guard lk(m_);
+  if (!stream_) return State::never;
+  if (stream_->completed() < seq_) return State::pending;
+  stream_->observe(seq_);
+  return State::complete;
 }
 
 }  // namespace cuda_shim

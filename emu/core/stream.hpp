@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "core/errc.hpp"
@@ -53,6 +54,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   int priority() const { return priority_; }
   uint64_t id() const { return id_; }
   bool blocking() const { return (flags_ & 1u) == 0; }  // CU_STREAM_NON_BLOCKING == 1
+  // The user's handle (streams of cuStreamCreate; null for default streams).
+  void* handle() const { return handle_; }
+  void set_handle(void* h) { handle_ = h; }
 
   // Enqueue work in stream order. `inline_ok`: may run in the caller's thread when idle.
   // Returns the operation's sequence number.
@@ -61,7 +65,10 @@ class Stream : public std::enable_shared_from_this<Stream> {
   uint64_t submitted() const { return submitted_.load(); }
   uint64_t completed() const { return completed_.load(); }
   bool idle() const { return completed() >= submitted(); }
-  void wait_for(uint64_t seq);  // block until op `seq` completed
+  void wait_for(uint64_t seq) {  // block until op `seq` completed
+    if (completed() < seq) [[unlikely]]
+      wait_slow(seq);
+  }
   // Host synchronization: waits for everything submitted so far and records that the
   // host has observed it (stream-ordered frees up to here become reusable by anyone).
   void synchronize() {
@@ -69,21 +76,33 @@ class Stream : public std::enable_shared_from_this<Stream> {
     wait_for(t);
     observe(t);
   }
-  // A position in stream order with no work (a stream-ordered free): complete once every
-  // earlier operation, including implicit legacy-stream dependencies, is complete.
+  // A position in stream order with no work (a stream-ordered free, an event record): complete
+  // once every earlier operation, including implicit legacy-stream dependencies, is complete.
   uint64_t mark();
+  // The same, only when it completes at once (nothing queued, no implicit dependency can
+  // apply): no allocation, no lock but the stream's own. 0 when it cannot.
+  uint64_t try_mark_now();
   // Dependencies an operation on this stream picks up implicitly (legacy stream rules).
   std::vector<Dep> implicit_deps();
 
   // The host has seen operation `seq` complete (synchronize, event synchronize). Also
   // observes what this stream was ordered after, as far as that has completed.
-  void observe(uint64_t seq);
+  void observe(uint64_t seq) {
+    // Nothing new to learn: already observed, and every clock entry was observed in full.
+    if (observed_.load(std::memory_order_acquire) >= seq &&
+        clock_gen_.load(std::memory_order_acquire) == clock_seen_.load(std::memory_order_acquire)) [[likely]]
+      return;
+    observe_slow(seq);
+  }
   uint64_t observed() const { return observed_.load(std::memory_order_acquire); }
 
   ClockPtr clock() const {
+    if (clock_gen_.load(std::memory_order_acquire) == 0) return nullptr;  // never ordered after anything
     std::lock_guard lk(clock_m_);
     return clock_;
   }
+  // Changes whenever clock() does (0: empty); a cached clock is current while this is unchanged.
+  uint64_t clock_gen() const { return clock_gen_.load(std::memory_order_acquire); }
   // This stream's future work is ordered after op `seq` of `x` (and what x's clock held).
   void add_dep(const std::shared_ptr<Stream>& x, uint64_t seq, const ClockPtr& xclock);
   // Is work submitted to this stream from now on ordered after op `seq` of `x`?
@@ -95,23 +114,37 @@ class Stream : public std::enable_shared_from_this<Stream> {
     uint64_t seq;
     std::function<void()> fn;
     std::vector<Dep> deps;
+    bool counted;  // holds one count in busy_blocking_
   };
   void worker_loop();
   void finish(uint64_t seq);
+  void wait_slow(uint64_t seq);
+  void observe_slow(uint64_t seq);
+  // May an operation submitted now pick up an implicit dependency?
+  bool may_depend() const;
+  // Blocking streams other than the legacy one count their unfinished work in their context's
+  // busy_blocking_, so the legacy stream learns that all of them are idle from one load.
+  bool counts() const { return kind_ != StreamKind::legacy && busy_blocking_ != nullptr; }
 
   std::shared_ptr<Context> ctx_;
   StreamKind kind_;
   unsigned flags_;
   int priority_;
   uint64_t id_;
+  void* handle_ = nullptr;
   SpinLock m_;  // held for a few instructions: the queue and the worker flag
-  std::deque<Op> queue_;
+  std::optional<std::deque<Op>> queue_;  // made on first use: a deque allocates when built
   bool worker_active_ = false;
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> completed_{0};
   std::atomic<uint64_t> observed_{0};
+  // Operations queued or running on blocking streams of this context, other than the legacy
+  // one (shared with the context's legacy stream; null on non-blocking streams).
+  std::shared_ptr<std::atomic<int64_t>> busy_blocking_;
   mutable std::mutex clock_m_;
   ClockPtr clock_;
+  std::atomic<uint64_t> clock_gen_{0};   // bumped with every new clock_
+  std::atomic<uint64_t> clock_seen_{0};  // the clock_gen_ whose entries observe() settled in full
 };
 
 // Observers of streams turning busy (work queued behind the caller) and idle (before the last
@@ -129,33 +162,35 @@ void notify_progress();
 template <class Pred>
 void wait_progress(Pred pred);
 
+// A record's completion time when it was queued behind work (written by the stream's worker
+// before the record's position completes).
 struct EventRecord {
-  std::atomic<bool> done{false};
   std::chrono::steady_clock::time_point when{};
 };
 
 class Event {
  public:
+  using TimePoint = std::chrono::steady_clock::time_point;
   explicit Event(unsigned flags, std::shared_ptr<Context> ctx) : flags_(flags), ctx_(std::move(ctx)) {}
   unsigned flags() const { return flags_; }
   bool timing() const { return (flags_ & 0x2u) == 0; }  // CU_EVENT_DISABLE_TIMING
   Context* ctx() const { return ctx_.get(); }
 
-  // Snapshot of the last record: (stream, seq, record) or empty if never recorded.
+  // Snapshot of the last record: (stream, seq) and the recording stream's clock, or empty.
   struct Snap {
     Dep dep;
-    std::shared_ptr<EventRecord> rec;
     ClockPtr clock;  // what the recording stream was ordered after at record time
-    bool recorded() const { return rec != nullptr; }
+    bool recorded = false;
   };
-  Snap snap() const {
-    std::lock_guard lk(m_);
-    return snap_;
-  }
-  void set(Snap s) {
-    std::lock_guard lk(m_);
-    snap_ = std::move(s);
-  }
+  Snap snap() const;
+  // Records position `seq` of `s`. Its completion time is `when` if it completed already,
+  // else what `rec` will hold once it completes (null for events without timing).
+  void set(Stream& s, uint64_t seq, TimePoint when, std::shared_ptr<EventRecord> rec);
+  enum class State { never, pending, complete };
+  // With `when`: the completion time of a complete record, read with its state.
+  State state(TimePoint* when = nullptr) const;
+  // complete: the host has now observed the record (Stream::observe); pending: not yet.
+  State observe_if_complete();
 
   // IPC events (cuIpcGetEventHandle / cuIpcOpenEventHandle): records, queries and waits also
   // go through two counters in the shared registry ([0] records issued, [1] the highest
@@ -175,8 +210,14 @@ class Event {
  private:
   unsigned flags_;
   std::shared_ptr<Context> ctx_;
-  mutable std::mutex m_;
-  Snap snap_;
+  // Held for a few instructions; a re-record on the same stream copies no reference.
+  mutable SpinLock m_;
+  std::shared_ptr<Stream> stream_;  // null: never recorded
+  uint64_t seq_ = 0;
+  ClockPtr clock_;
+  uint64_t clock_gen_ = 0;  // stream_'s clock_gen() that clock_ belongs to
+  TimePoint when_{};
+  std::shared_ptr<EventRecord> rec_;
   std::atomic<uint64_t*> shared_{nullptr};
   uint64_t token_hi_ = 0, token_lo_ = 0;
   bool owner_ = false;

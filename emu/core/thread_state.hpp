@@ -14,6 +14,7 @@
 namespace cuda_shim {
 
 class Context;
+class Event;
 class Stream;
 namespace mem {
 class Pool;
@@ -21,9 +22,9 @@ struct Range;
 }
 
 struct ThreadState {
-  // Why the last failing call on this thread failed (errc.cpp).
+  // Why the last failing call on this thread failed (errc.cpp; whether this call set it is
+  // t_why_set there, so that every call can clear it with one store).
   Errc why_e = Errc::success;
-  bool why_set = false;
   std::string why_msg;
 
   // The context stack, and this thread's per-thread default streams by context id.
@@ -43,6 +44,13 @@ struct ThreadState {
   };
   StreamSlot streams[4];
   unsigned next_slot = 0, last_slot = 0;
+  struct EventSlot {  // the same for events (api_stream.cpp), under the events' epoch
+    const void* h = nullptr;
+    uint64_t epoch = 0;
+    std::shared_ptr<Event> e;
+  };
+  EventSlot events[2];
+  unsigned last_event = 0;
   uint64_t pt_ctx_id = 0;  // per-thread default stream of that context
   Stream* pt_stream = nullptr;
   uint64_t range_epoch = 0;  // the address range last found (frees, copies)
