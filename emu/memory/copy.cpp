@@ -1,12 +1,17 @@
 #include "memory/copy.hpp"
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <new>
+#include <thread>
 
 #include "core/context.hpp"
 #include "memory/array.hpp"
@@ -46,9 +51,21 @@ Errc check_fill_access(const Side& s, const char* api, const char* what) {
 
 namespace {
 
+// getpid() is a system call; the pid changes only in a forked child.
+std::atomic<pid_t> g_pid{0};
+pid_t own_pid() {
+  pid_t p = g_pid.load(std::memory_order_relaxed);
+  if (p != 0) return p;
+  static std::once_flag hook;
+  std::call_once(hook, [] { pthread_atfork(nullptr, nullptr, [] { g_pid.store(0, std::memory_order_relaxed); }); });
+  p = ::getpid();
+  g_pid.store(p, std::memory_order_relaxed);
+  return p;
+}
+
 // Pageable memory the copy may touch: never the first 64 KiB (a failed allocation's NULL plus
 // an offset), never address space reserved with cuMemAddressReserve and not mapped, and only
-// pages that are mapped at all (mincore fails on a hole).
+// pages that are mapped and readable.
 Errc check_pageable(uintptr_t p, size_t span, const char* api, const char* what) {
   if (p < 65536)
     return fail(Errc::invalid_value, "{}: {} = {:#x} is no memory at all (a NULL pointer plus an offset?)", api, what, p);
@@ -60,22 +77,26 @@ Errc check_pageable(uintptr_t p, size_t span, const char* api, const char* what)
     return fail(Errc::invalid_value, "{}: {} = {:#x} lies in the range [{:#x}, +{:#x}) reserved with "
                 "cuMemAddressReserve, where nothing is mapped", api, what, p, rb, rs);
   static const size_t ps = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t hi = (p + span + ps - 1) / ps * ps;
-  unsigned char pages[1024];  // residency, unused: only ENOMEM (a hole) matters
-  for (uintptr_t lo = p / ps * ps; lo < hi; lo += sizeof pages * ps) {
-    const size_t len = std::min<uintptr_t>(hi - lo, sizeof pages * ps);
-    if (::mincore(reinterpret_cast<void*>(lo), len, pages) != 0 && errno == ENOMEM)
+  // Holes: msync(MS_ASYNC) only walks the mappings (no page is touched or flushed) and says
+  // ENOMEM where part of the range is unmapped. Two pages or fewer: the reads below see it.
+  const uintptr_t lo = p / ps * ps, hi = (p + span + ps - 1) / ps * ps;
+  if (hi - lo > 2 * ps && ::msync(reinterpret_cast<void*>(lo), hi - lo, MS_ASYNC) != 0 && errno == ENOMEM)
+    return fail(Errc::invalid_value, "{}: {} = {:#x}: the {} bytes from there are not all mapped in this process "
+                "(not host memory, not memory the driver knows)", api, what, p, span);
+  // Mapped but unreadable (PROT_NONE: freed device memory, guard pages), or unmapped: the kernel
+  // reads the first and last byte for us (one call) and says EFAULT, or a short count, instead
+  // of a signal. ENOSYS/EPERM: not checked.
+  char b[2];
+  iovec local{b, 2};
+  iovec remote[2] = {{reinterpret_cast<void*>(p), 1}, {reinterpret_cast<void*>(p + span - 1), 1}};
+  const ssize_t got = ::process_vm_readv(own_pid(), &local, 1, remote, 2, 0);
+  if ((got < 0 && errno == EFAULT) || got == 1) {
+    const uintptr_t at = got == 1 ? p + span - 1 : p;
+    if (hi - lo <= 2 * ps && ::msync(reinterpret_cast<void*>(lo), hi - lo, MS_ASYNC) != 0 && errno == ENOMEM)
       return fail(Errc::invalid_value, "{}: {} = {:#x}: the {} bytes from there are not all mapped in this process "
                   "(not host memory, not memory the driver knows)", api, what, p, span);
-  }
-  // Mapped but unreadable (PROT_NONE: freed device memory, guard pages): the kernel reads the
-  // first and last byte for us and says EFAULT instead of a signal. ENOSYS/EPERM: not checked.
-  for (uintptr_t at : {p, p + span - 1}) {
-    char b;
-    iovec local{&b, 1}, remote{reinterpret_cast<void*>(at), 1};
-    if (::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0) < 0 && errno == EFAULT)
-      return fail(Errc::invalid_value, "{}: {} = {:#x}: byte {:#x} cannot be read (memory no allocation holds any "
-                  "more, or a guard page)", api, what, p, at);
+    return fail(Errc::invalid_value, "{}: {} = {:#x}: byte {:#x} cannot be read (memory no allocation holds any "
+                "more, or a guard page)", api, what, p, at);
   }
   return Errc::success;
 }
@@ -172,34 +193,6 @@ Errc resolve(uintptr_t p, Space space, const Extent& e, const char* api, const c
   return Errc::success;
 }
 
-void CopyOp::run() const {
-  if (width == 0 || height == 0 || depth == 0) return;
-  const bool dc = (height == 1 || dst.pitch == width) && (depth == 1 || dst.slice == width * height);
-  const bool sc = (height == 1 || src.pitch == width) && (depth == 1 || src.slice == width * height);
-  if (dc && sc) {
-    std::memmove(dst.p, src.p, width * height * depth);
-    return;
-  }
-  for (size_t z = 0; z < depth; ++z)
-    for (size_t y = 0; y < height; ++y)
-      std::memmove(dst.p + z * dst.slice + y * dst.pitch, src.p + z * src.slice + y * src.pitch, width);
-}
-
-void FillOp::run() const {
-  for (size_t y = 0; y < height; ++y) {
-    char* row = dst.p + y * dst.pitch;
-    switch (elem) {
-      case 1: std::memset(row, static_cast<int>(value & 0xffu), width); break;
-      case 2: {
-        uint16_t v = static_cast<uint16_t>(value);
-        std::fill_n(reinterpret_cast<uint16_t*>(row), width, v);
-        break;
-      }
-      default: std::fill_n(reinterpret_cast<uint32_t*>(row), width, static_cast<uint32_t>(value)); break;
-    }
-  }
-}
-
 namespace {
 
 Errc stream_for(const Submit& how, const char* api, std::shared_ptr<Stream>& s) {
@@ -209,28 +202,69 @@ Errc stream_for(const Submit& how, const char* api, std::shared_ptr<Stream>& s) 
 
 }  // namespace
 
+namespace {
+
+// An async copy from pageable memory: the caller may reuse its source as soon as the call
+// returns. Run inline (idle stream), the copy reads the source directly; queued behind other
+// work, it waits for the caller to stage the source and then copies from the staging.
+struct StagedCopy {
+  CopyOp op;
+  std::thread::id caller = std::this_thread::get_id();
+  bool submitting = true;   // read only on the caller's thread
+  bool ran_inline = false;  // likewise
+  std::unique_ptr<char[]> staging;
+  std::atomic<uint32_t> ready{0};  // 1: op.src is the staging; 2: no staging, the caller waits
+
+  void run() {
+    if (std::this_thread::get_id() == caller && submitting) {
+      op.run();
+      ran_inline = true;
+      return;
+    }
+    while (ready.load(std::memory_order_acquire) == 0) ready.wait(0, std::memory_order_acquire);
+    op.run();
+  }
+};
+
+Errc submit_staged(CopyOp op, Stream& s) {
+  auto st = std::make_shared<StagedCopy>();
+  st->op = std::move(op);
+  uint64_t seq = s.enqueue([st] { st->run(); }, {}, /*inline_ok=*/true);
+  st->submitting = false;
+  if (st->ran_inline) return Errc::success;
+  const size_t n = st->op.width * st->op.height * st->op.depth;
+  st->staging.reset(new (std::nothrow) char[n]);
+  if (!st->staging) {
+    // No memory to stage in: the copy reads the source in place and the call waits for it.
+    st->ready.store(2, std::memory_order_release);
+    st->ready.notify_all();
+    s.wait_for(seq);
+    return Errc::success;
+  }
+  CopyOp gather = st->op;
+  gather.dst = Side{st->staging.get(), nullptr, st->op.width, st->op.width * st->op.height};
+  gather.run();
+  st->op.src = Side{st->staging.get(), nullptr, st->op.width, st->op.width * st->op.height};
+  st->ready.store(1, std::memory_order_release);
+  st->ready.notify_all();
+  return Errc::success;
+}
+
+}  // namespace
+
 Errc submit_copy(CopyOp op, const Submit& how, const char* api) {
   std::shared_ptr<Stream> s;
   if (Errc e = stream_for(how, api, s); e != Errc::success) return e;
   if (op.width == 0 || op.height == 0 || op.depth == 0) return Errc::success;
-  bool wait = !how.async;
-  std::shared_ptr<char[]> staging;
-  if (how.async) {
-    if (op.src.pageable()) {
-      // The caller may reuse a pageable source as soon as we return: stage it now,
-      // as the real driver does.
-      size_t n = op.width * op.height * op.depth;
-      staging.reset(new char[n]);
-      CopyOp gather = op;
-      gather.dst = Side{staging.get(), nullptr, op.width, op.width * op.height};
-      gather.run();
-      op.src = Side{staging.get(), nullptr, op.width, op.width * op.height};
-    }
-    // Into pageable memory the copy completes before the call returns.
-    if (op.dst.pageable()) wait = true;
+  // Synchronous, or into pageable memory (complete before the call returns): the caller waits,
+  // so the operation stays on its stack.
+  if (!how.async || op.dst.pageable()) {
+    const CopyOp* p = &op;
+    s->wait_for(s->enqueue([p] { p->run(); }, {}, /*inline_ok=*/true));
+    return Errc::success;
   }
-  uint64_t seq = s->enqueue([op = std::move(op), staging = std::move(staging)] { op.run(); }, {}, /*inline_ok=*/true);
-  if (wait) s->wait_for(seq);
+  if (op.src.pageable()) return submit_staged(std::move(op), *s);
+  s->enqueue([op = std::move(op)] { op.run(); }, {}, /*inline_ok=*/true);
   return Errc::success;
 }
 
@@ -238,8 +272,12 @@ Errc submit_fill(FillOp op, const Submit& how, const char* api) {
   std::shared_ptr<Stream> s;
   if (Errc e = stream_for(how, api, s); e != Errc::success) return e;
   if (op.width == 0 || op.height == 0) return Errc::success;
-  uint64_t seq = s->enqueue([op = std::move(op)] { op.run(); }, {}, true);
-  if (!how.async) s->wait_for(seq);
+  if (!how.async) {
+    const FillOp* p = &op;
+    s->wait_for(s->enqueue([p] { p->run(); }, {}, true));
+    return Errc::success;
+  }
+  s->enqueue([op = std::move(op)] { op.run(); }, {}, true);
   return Errc::success;
 }
 

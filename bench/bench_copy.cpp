@@ -1,0 +1,364 @@
+// Copies and fills against the machine's own memory bandwidth (issue 23, "Copies").
+//
+// The bar is plain memcpy on the same sizes, measured in the same run with 1..N threads
+// (N = hardware threads): BM_Host_Memcpy/<bytes>/threads:<t>, each thread copying its share
+// of one buffer. Every copy or fill names the 1-thread memcpy as its baseline and also carries
+// a counter "vs_best_host": its bandwidth over the best memcpy of any thread count measured so
+// far in this process for that size (benchmarks run in registration order, host ones first).
+//
+// Steady-state benchmarks warm their destinations first, so first-touch page faults are not
+// counted; BM_MemcpyD2D_Cold copies into freshly allocated device memory every iteration to show
+// that cost. Only the public CUDA API is used: the same binary runs on NVIDIA's driver.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_common.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const int64_t kSizes[] = {4 << 10, 1 << 20, 256 << 20};
+
+unsigned hw_threads() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n ? n : 1;
+}
+
+// ---------------------------------------------------------------- the bar
+
+std::mutex g_best_m;
+std::map<int64_t, double> g_best_host;  // bytes -> best memcpy bytes/s seen in this process
+
+void note_host(int64_t bytes, double bw) {
+  std::lock_guard lk(g_best_m);
+  double& b = g_best_host[bytes];
+  b = std::max(b, bw);
+}
+
+// Host buffers shared by the BM_Host_* threads of one size: allocated and touched once.
+struct HostBufs {
+  char* src = nullptr;
+  char* dst = nullptr;
+};
+HostBufs host_bufs(int64_t bytes) {
+  static std::mutex m;
+  static std::map<int64_t, HostBufs> all;
+  std::lock_guard lk(m);
+  HostBufs& b = all[bytes];
+  if (!b.src) {
+    b.src = static_cast<char*>(std::aligned_alloc(4096, static_cast<size_t>(bytes)));
+    b.dst = static_cast<char*>(std::aligned_alloc(4096, static_cast<size_t>(bytes)));
+    std::memset(b.src, 0x5a, static_cast<size_t>(bytes));
+    std::memset(b.dst, 0, static_cast<size_t>(bytes));
+  }
+  return b;
+}
+
+// Each of the benchmark's threads copies its share of one buffer; thread 0 notes the total.
+void BM_Host_Memcpy(benchmark::State& s) {
+  const int64_t bytes = s.range(0);
+  const HostBufs b = host_bufs(bytes);
+  const int t = s.threads(), i = s.thread_index();
+  const size_t share = static_cast<size_t>(bytes / t) / 64 * 64;
+  const size_t off = share * static_cast<size_t>(i);
+  const size_t len = i == t - 1 ? static_cast<size_t>(bytes) - off : share;
+  auto t0 = Clock::now();
+  for (auto _ : s) {
+    std::memcpy(b.dst + off, b.src + off, len);
+    benchmark::ClobberMemory();
+  }
+  double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (i == 0 && secs > 0) note_host(bytes, static_cast<double>(bytes) * static_cast<double>(s.iterations()) / secs);
+  bench::bytes(s, static_cast<int64_t>(len));
+}
+
+void BM_Host_Memset(benchmark::State& s) {
+  const int64_t bytes = s.range(0);
+  const HostBufs b = host_bufs(bytes);
+  for (auto _ : s) {
+    std::memset(b.dst, 0x3c, static_cast<size_t>(bytes));
+    benchmark::ClobberMemory();
+  }
+  bench::bytes(s, bytes);
+}
+
+// ---------------------------------------------------------------- the driver
+
+std::string host_baseline(int64_t bytes) { return "BM_Host_Memcpy/" + std::to_string(bytes) + "/threads:1"; }
+
+// Bytes per second of the loop that just ran, against the best host memcpy of that size.
+struct Meter {
+  int64_t bytes;
+  Clock::time_point t0 = Clock::now();
+  void finish(benchmark::State& s) {
+    double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    bench::bytes(s, bytes);
+    std::string base = host_baseline(bytes);
+    bench::baseline(s, base.c_str());
+    double best = 0;
+    {
+      std::lock_guard lk(g_best_m);
+      auto it = g_best_host.find(bytes);
+      if (it != g_best_host.end()) best = it->second;
+    }
+    if (best > 0 && secs > 0)
+      s.counters["vs_best_host"] = static_cast<double>(bytes) * static_cast<double>(s.iterations()) / secs / best;
+  }
+};
+
+bool ready(benchmark::State& s) { return bench::rt_ok(s, cudaFree(nullptr), "cudaFree(0)"); }
+
+// Device buffers, written once so every page is resident before timing.
+struct Dev {
+  void* p = nullptr;
+  Dev(benchmark::State& s, int64_t bytes, int fill = 0) {
+    if (bench::rt_ok(s, cudaMalloc(&p, static_cast<size_t>(bytes)), "cudaMalloc"))
+      bench::rt_ok(s, cudaMemset(p, fill, static_cast<size_t>(bytes)), "cudaMemset");
+  }
+  ~Dev() {
+    if (p) cudaFree(p);
+  }
+};
+struct Pinned {
+  void* p = nullptr;
+  Pinned(benchmark::State& s, int64_t bytes) {
+    if (bench::rt_ok(s, cudaMallocHost(&p, static_cast<size_t>(bytes)), "cudaMallocHost"))
+      std::memset(p, 0x11, static_cast<size_t>(bytes));
+  }
+  ~Pinned() {
+    if (p) cudaFreeHost(p);
+  }
+};
+struct Pageable {
+  char* p;
+  explicit Pageable(int64_t bytes) : p(static_cast<char*>(std::aligned_alloc(4096, static_cast<size_t>(bytes)))) {
+    std::memset(p, 0x22, static_cast<size_t>(bytes));
+  }
+  ~Pageable() { std::free(p); }
+};
+
+// NVIDIA's cudaMemcpy (device to device) and memsets return before the device finishes: each
+// iteration synchronizes, so that every byte is counted on both drivers.
+bool done(benchmark::State& s) { return bench::rt_ok(s, cudaStreamSynchronize(nullptr), "cudaStreamSynchronize"); }
+
+void copy_loop(benchmark::State& s, void* dst, const void* src, cudaMemcpyKind kind) {
+  const int64_t bytes = s.range(0);
+  Meter m{bytes};
+  for (auto _ : s)
+    if (!bench::rt_ok(s, cudaMemcpy(dst, src, static_cast<size_t>(bytes), kind), "cudaMemcpy") || !done(s)) return;
+  m.finish(s);
+}
+
+void BM_HtoD_Pinned(benchmark::State& s) {
+  if (!ready(s)) return;
+  Dev d(s, s.range(0));
+  Pinned h(s, s.range(0));
+  if (d.p && h.p) copy_loop(s, d.p, h.p, cudaMemcpyHostToDevice);
+}
+
+void BM_HtoD_Pageable(benchmark::State& s) {
+  if (!ready(s)) return;
+  Dev d(s, s.range(0));
+  Pageable h(s.range(0));
+  if (d.p) copy_loop(s, d.p, h.p, cudaMemcpyHostToDevice);
+}
+
+void BM_DtoH_Pinned(benchmark::State& s) {
+  if (!ready(s)) return;
+  Dev d(s, s.range(0), 7);
+  Pinned h(s, s.range(0));
+  if (d.p && h.p) copy_loop(s, h.p, d.p, cudaMemcpyDeviceToHost);
+}
+
+void BM_DtoH_Pageable(benchmark::State& s) {
+  if (!ready(s)) return;
+  Dev d(s, s.range(0), 7);
+  Pageable h(s.range(0));
+  if (d.p) copy_loop(s, h.p, d.p, cudaMemcpyDeviceToHost);
+}
+
+void BM_DtoD(benchmark::State& s) {
+  if (!ready(s)) return;
+  Dev a(s, s.range(0), 1), b(s, s.range(0));
+  if (a.p && b.p) copy_loop(s, b.p, a.p, cudaMemcpyDeviceToDevice);
+}
+
+// The driver API's own entry, for the same copy.
+void BM_DtoD_Driver(benchmark::State& s) {
+  if (!ready(s)) return;
+  Dev a(s, s.range(0), 1), b(s, s.range(0));
+  if (!a.p || !b.p) return;
+  const int64_t bytes = s.range(0);
+  Meter m{bytes};
+  for (auto _ : s)
+    if (!bench::drv_ok(s, cuMemcpyDtoD(reinterpret_cast<CUdeviceptr>(b.p), reinterpret_cast<CUdeviceptr>(a.p),
+                                       static_cast<size_t>(bytes)), "cuMemcpyDtoD") || !done(s))
+      return;
+  m.finish(s);
+}
+
+// First touch: every iteration copies into device memory allocated just before (not timed),
+// so the destination's pages are faulted in by the copy itself.
+void BM_DtoD_Cold(benchmark::State& s) {
+  if (!ready(s)) return;
+  const int64_t bytes = s.range(0);
+  Dev a(s, bytes, 1);
+  if (!a.p) return;
+  double secs = 0;
+  for (auto _ : s) {
+    void* d = nullptr;
+    if (!bench::rt_ok(s, cudaMalloc(&d, static_cast<size_t>(bytes)), "cudaMalloc")) return;
+    auto t0 = Clock::now();
+    cudaError_t e = cudaMemcpy(d, a.p, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(nullptr);
+    auto t1 = Clock::now();
+    cudaFree(d);
+    if (!bench::rt_ok(s, e, "cudaMemcpy")) return;
+    double dt = std::chrono::duration<double>(t1 - t0).count();
+    secs += dt;
+    s.SetIterationTime(dt);
+  }
+  bench::bytes(s, bytes);
+  std::string base = host_baseline(bytes);
+  bench::baseline(s, base.c_str());
+  std::lock_guard lk(g_best_m);
+  if (auto it = g_best_host.find(bytes); it != g_best_host.end() && secs > 0)
+    s.counters["vs_best_host"] = static_cast<double>(bytes) * static_cast<double>(s.iterations()) / secs / it->second;
+}
+
+void BM_MemsetD8(benchmark::State& s) {
+  if (!ready(s)) return;
+  const int64_t bytes = s.range(0);
+  Dev d(s, bytes);
+  if (!d.p) return;
+  Meter m{bytes};
+  for (auto _ : s)
+    if (!bench::drv_ok(s, cuMemsetD8(reinterpret_cast<CUdeviceptr>(d.p), 0x5a, static_cast<size_t>(bytes)),
+                       "cuMemsetD8") || !done(s))
+      return;
+  m.finish(s);
+}
+
+void BM_MemsetD32(benchmark::State& s) {
+  if (!ready(s)) return;
+  const int64_t bytes = s.range(0);
+  Dev d(s, bytes);
+  if (!d.p) return;
+  Meter m{bytes};
+  for (auto _ : s)
+    if (!bench::drv_ok(s, cuMemsetD32(reinterpret_cast<CUdeviceptr>(d.p), 0xdeadbeef, static_cast<size_t>(bytes / 4)),
+                       "cuMemsetD32") || !done(s))
+      return;
+  m.finish(s);
+}
+
+void BM_cudaMemset(benchmark::State& s) {
+  if (!ready(s)) return;
+  const int64_t bytes = s.range(0);
+  Dev d(s, bytes);
+  if (!d.p) return;
+  Meter m{bytes};
+  for (auto _ : s)
+    if (!bench::rt_ok(s, cudaMemset(d.p, 0x5a, static_cast<size_t>(bytes)), "cudaMemset") || !done(s)) return;
+  m.finish(s);
+}
+
+// An async device-to-device copy on an idle stream, then a synchronize of that stream.
+void BM_MemcpyAsync_IdleStream(benchmark::State& s) {
+  if (!ready(s)) return;
+  const int64_t bytes = s.range(0);
+  Dev a(s, bytes, 1), b(s, bytes);
+  cudaStream_t st;
+  if (!a.p || !b.p || !bench::rt_ok(s, cudaStreamCreate(&st), "cudaStreamCreate")) return;
+  Meter m{bytes};
+  for (auto _ : s) {
+    if (!bench::rt_ok(s, cudaMemcpyAsync(b.p, a.p, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice, st),
+                      "cudaMemcpyAsync"))
+      break;
+    if (!bench::rt_ok(s, cudaStreamSynchronize(st), "cudaStreamSynchronize")) break;
+  }
+  m.finish(s);
+  cudaStreamDestroy(st);
+}
+
+// An async host-to-device copy from pinned memory on an idle stream.
+void BM_MemcpyAsync_HtoD_Pinned(benchmark::State& s) {
+  if (!ready(s)) return;
+  const int64_t bytes = s.range(0);
+  Dev d(s, bytes);
+  Pinned h(s, bytes);
+  cudaStream_t st;
+  if (!d.p || !h.p || !bench::rt_ok(s, cudaStreamCreate(&st), "cudaStreamCreate")) return;
+  Meter m{bytes};
+  for (auto _ : s) {
+    if (!bench::rt_ok(s, cudaMemcpyAsync(d.p, h.p, static_cast<size_t>(bytes), cudaMemcpyHostToDevice, st),
+                      "cudaMemcpyAsync"))
+      break;
+    if (!bench::rt_ok(s, cudaStreamSynchronize(st), "cudaStreamSynchronize")) break;
+  }
+  m.finish(s);
+  cudaStreamDestroy(st);
+}
+
+// A pitched 2D copy, device to device: rows of 4 KiB in a 4.5 KiB pitch.
+void BM_Memcpy2D_DtoD(benchmark::State& s) {
+  if (!ready(s)) return;
+  const int64_t bytes = s.range(0);
+  const size_t width = std::min<size_t>(4096, static_cast<size_t>(bytes)), pitch = width + 512;
+  const size_t rows = static_cast<size_t>(bytes) / width;
+  Dev a(s, static_cast<int64_t>(pitch * rows), 1), b(s, static_cast<int64_t>(pitch * rows));
+  if (!a.p || !b.p) return;
+  Meter m{bytes};
+  for (auto _ : s)
+    if (!bench::rt_ok(s, cudaMemcpy2D(b.p, pitch, a.p, pitch, width, rows, cudaMemcpyDeviceToDevice), "cudaMemcpy2D") ||
+        !done(s))
+      return;
+  m.finish(s);
+}
+
+void register_all() {
+  const int n = static_cast<int>(hw_threads());
+  for (int64_t b : kSizes)
+    for (int t = 1; t <= n; ++t) benchmark::RegisterBenchmark("BM_Host_Memcpy", BM_Host_Memcpy)->Arg(b)->Threads(t)->UseRealTime();
+  for (int64_t b : kSizes) benchmark::RegisterBenchmark("BM_Host_Memset", BM_Host_Memset)->Arg(b)->UseRealTime();
+  struct {
+    const char* name;
+    void (*fn)(benchmark::State&);
+  } const copies[] = {
+      {"BM_MemcpyH2DPinned", BM_HtoD_Pinned},
+      {"BM_MemcpyH2DPageable", BM_HtoD_Pageable},
+      {"BM_MemcpyD2HPinned", BM_DtoH_Pinned},
+      {"BM_MemcpyD2HPageable", BM_DtoH_Pageable},
+      {"BM_MemcpyD2D", BM_DtoD},
+      {"BM_cuMemcpyDtoD", BM_DtoD_Driver},
+      {"BM_MemsetD8", BM_MemsetD8},
+      {"BM_MemsetD32", BM_MemsetD32},
+      {"BM_Memset", BM_cudaMemset},
+      {"BM_MemcpyAsyncD2D_IdleStream", BM_MemcpyAsync_IdleStream},
+      {"BM_MemcpyAsyncH2DPinned_IdleStream", BM_MemcpyAsync_HtoD_Pinned},
+      {"BM_Memcpy2DD2D", BM_Memcpy2D_DtoD},
+  };
+  for (const auto& c : copies)
+    for (int64_t b : kSizes) benchmark::RegisterBenchmark(c.name, c.fn)->Arg(b)->UseRealTime();
+  benchmark::RegisterBenchmark("BM_MemcpyD2D_Cold", BM_DtoD_Cold)->Arg(256 << 20)->UseManualTime();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
