@@ -14,4 +14,5 @@ for l in libcuda.so.1 libcudart.so.13; do strip -o "$pack/lib/$l" "$build/lib/$l
 ln -s libcuda.so.1 "$pack/lib/libcuda.so"
 # Libraries the benchmarks need beyond libc/libstdc++ (Google Benchmark's shared library).
 ldd "$pack/bin/"bench_* | awk '/libbenchmark/ {print $3}' | sort -u | xargs -r -I{} cp -L {} "$pack/deps/"
+git -C "$root" rev-parse --short HEAD > "$pack/commit.txt" 2> /dev/null || true
 du -sh "$pack"
