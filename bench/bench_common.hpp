@@ -48,6 +48,17 @@ inline bool drv_ok(benchmark::State& s, CUresult e, const char* what) {
   return false;
 }
 
+// A pinned pool at `t` (id 0) whose memory and pointers can be shared as POSIX descriptors.
+inline CUmemoryPool exportable_pool(CUmemLocationType t = CU_MEM_LOCATION_TYPE_DEVICE) {
+  CUmemPoolProps p{};
+  p.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  p.location.type = t;
+  p.location.id = 0;
+  CUmemoryPool pool = nullptr;
+  return cuMemPoolCreate(&pool, &p) == CUDA_SUCCESS ? pool : nullptr;
+}
+
 // N operations per iteration (call after the loop).
 inline void ops(benchmark::State& s, int64_t per_iteration) {
   s.SetItemsProcessed(static_cast<int64_t>(s.iterations()) * per_iteration);

@@ -272,22 +272,25 @@ void BM_cudaMemset(benchmark::State& s) {
   m.finish(s);
 }
 
-// An async device-to-device copy on an idle stream, then a synchronize of that stream.
-void BM_MemcpyAsync_IdleStream(benchmark::State& s) {
-  if (!ready(s)) return;
-  const int64_t bytes = s.range(0);
-  Dev a(s, bytes, 1), b(s, bytes);
+// cudaMemcpyAsync on an idle stream, then a synchronize of that stream.
+void async_copy_idle(benchmark::State& s, void* dst, const void* src, int64_t bytes, cudaMemcpyKind kind) {
   cudaStream_t st;
-  if (!a.p || !b.p || !bench::rt_ok(s, cudaStreamCreate(&st), "cudaStreamCreate")) return;
+  if (!bench::rt_ok(s, cudaStreamCreate(&st), "cudaStreamCreate")) return;
   Meter m{bytes};
   for (auto _ : s) {
-    if (!bench::rt_ok(s, cudaMemcpyAsync(b.p, a.p, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice, st),
-                      "cudaMemcpyAsync"))
-      break;
+    if (!bench::rt_ok(s, cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), kind, st), "cudaMemcpyAsync")) break;
     if (!bench::rt_ok(s, cudaStreamSynchronize(st), "cudaStreamSynchronize")) break;
   }
   m.finish(s);
   cudaStreamDestroy(st);
+}
+
+// An async device-to-device copy on an idle stream.
+void BM_MemcpyAsync_IdleStream(benchmark::State& s) {
+  if (!ready(s)) return;
+  const int64_t bytes = s.range(0);
+  Dev a(s, bytes, 1), b(s, bytes);
+  if (a.p && b.p) async_copy_idle(s, b.p, a.p, bytes, cudaMemcpyDeviceToDevice);
 }
 
 // An async host-to-device copy from pinned memory on an idle stream.
@@ -296,17 +299,7 @@ void BM_MemcpyAsync_HtoD_Pinned(benchmark::State& s) {
   const int64_t bytes = s.range(0);
   Dev d(s, bytes);
   Pinned h(s, bytes);
-  cudaStream_t st;
-  if (!d.p || !h.p || !bench::rt_ok(s, cudaStreamCreate(&st), "cudaStreamCreate")) return;
-  Meter m{bytes};
-  for (auto _ : s) {
-    if (!bench::rt_ok(s, cudaMemcpyAsync(d.p, h.p, static_cast<size_t>(bytes), cudaMemcpyHostToDevice, st),
-                      "cudaMemcpyAsync"))
-      break;
-    if (!bench::rt_ok(s, cudaStreamSynchronize(st), "cudaStreamSynchronize")) break;
-  }
-  m.finish(s);
-  cudaStreamDestroy(st);
+  if (d.p && h.p) async_copy_idle(s, d.p, h.p, bytes, cudaMemcpyHostToDevice);
 }
 
 // A pitched 2D copy, device to device: rows of 4 KiB in a 4.5 KiB pitch.

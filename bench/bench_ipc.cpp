@@ -30,24 +30,12 @@ bool init() {
   return done;
 }
 
-CUmemoryPool make_pool(CUmemLocationType t) {
-  CUmemPoolProps p;
-  std::memset(&p, 0, sizeof p);
-  p.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-  p.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  p.location.type = t;
-  p.location.id = 0;
-  CUmemoryPool pool = nullptr;
-  cuMemPoolCreate(&pool, &p);
-  return pool;
-}
-
 
 // cuMemPoolExportPointer alone, over 1000 live allocations of an exported pool; the baseline
 // is a cuMemAllocFromPoolAsync + cuMemFreeAsync pair of the same pool, timed in this run.
 void BM_ExportPointer(benchmark::State& s) {
   if (!init()) return s.SkipWithError("no context");
-  CUmemoryPool pool = make_pool(CU_MEM_LOCATION_TYPE_DEVICE);
+  CUmemoryPool pool = bench::exportable_pool(CU_MEM_LOCATION_TYPE_DEVICE);
   int fd = -1;  // pointers are exportable once the pool was
   if (cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) != CUDA_SUCCESS)
     return s.SkipWithError("pool export failed");
@@ -80,7 +68,7 @@ BENCHMARK(BM_ExportPointer)->Iterations(20)->UseManualTime()->Unit(benchmark::kM
 // The exporter child: kPointers allocations of its pool exported; fd and data go to the parent.
 int exporter(int sock, CUmemLocationType t) {
   if (!init()) return 1;
-  CUmemoryPool pool = make_pool(t);
+  CUmemoryPool pool = bench::exportable_pool(t);
   int fd = -1;
   if (cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) != CUDA_SUCCESS)
     return 1;
@@ -137,7 +125,7 @@ void import_bench(benchmark::State& s, CUmemLocationType t) {
   if (cuMemPoolImportFromShareableHandle(&pool, reinterpret_cast<void*>(static_cast<intptr_t>(peer.fd)),
                                          CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) != CUDA_SUCCESS)
     return s.SkipWithError("import failed");
-  CUmemoryPool local = make_pool(t);
+  CUmemoryPool local = bench::exportable_pool(t);
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < kPointers; ++i) {
     CUdeviceptr d = 0;

@@ -121,17 +121,6 @@ BENCHMARK(BM_Emu_Devices)->Arg(1)->Arg(8)->Arg(72)->Arg(576)->Iterations(3)->Use
 
 // ------------------------------------------------------------------ processes
 
-CUmemoryPool exportable_pool() {
-  CUmemPoolProps p;
-  std::memset(&p, 0, sizeof p);
-  p.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-  p.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  p.location.id = 0;
-  CUmemoryPool pool = nullptr;
-  return cuMemPoolCreate(&pool, &p) == CUDA_SUCCESS ? pool : nullptr;
-}
-
 struct ImporterReport {
   int status;
   long rss_kb, private_kb;
@@ -170,7 +159,7 @@ void BM_Emu_Importers(benchmark::State& s) {
   if (!bench::emulator_only(s)) return;
   const int n = static_cast<int>(s.range(0));
   if (cuInit(0) != CUDA_SUCCESS || !ctx_on(0)) return s.SkipWithError("no context");
-  CUmemoryPool pool = exportable_pool();
+  CUmemoryPool pool = bench::exportable_pool();
   int fd = -1;
   CUdeviceptr shared = 0;
   CUmemPoolPtrExportData x{};
