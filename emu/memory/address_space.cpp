@@ -164,8 +164,11 @@ void set_charge_mirror(uint64_t* words, size_t stride, uint32_t* dev_hwm) noexce
   static std::once_flag once;
   // A fork()ed child must not write into its parent's column.
   std::call_once(once, [] { pthread_atfork(nullptr, nullptr, [] { g_mirror.store(nullptr); }); });
-  // Never freed: a publisher may still hold the previous one (a few words per attach).
-  g_mirror.store(words ? new Mirror{words, stride, dev_hwm} : nullptr, std::memory_order_release);
+  // One per process: a process attaches once (a fork()ed child again, alone, after the reset
+  // above), so no publisher can be reading the fields while they are written.
+  static Mirror mirror{};
+  if (words) mirror = Mirror{words, stride, dev_hwm};
+  g_mirror.store(words ? &mirror : nullptr, std::memory_order_release);
   if (words)
     for (int d = 0; d < kMaxDevices; ++d)
       if (g_charged[d].load(std::memory_order_relaxed)) publish(d);
