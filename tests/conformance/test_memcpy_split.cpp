@@ -289,9 +289,9 @@ TEST_CASE("a large async copy from pageable memory reads its source before the c
   CUdeviceptr d = alloc(n);
   CUstream s = nullptr;
   REQUIRE_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  Gate gate;  // outlives the stream's work: the host function may read it after the release
   SECTION("idle stream") { CHECK_CU(cuMemcpyHtoDAsync(d, src.data(), n, s), CUDA_SUCCESS); }
   SECTION("busy stream") {
-    Gate gate;
     REQUIRE_CU(cuLaunchHostFunc(s, &Gate::wait, &gate), CUDA_SUCCESS);
     // Whether the driver stages the bytes or waits for the stream, the gate opens in time.
     std::thread opener([&] {
