@@ -235,41 +235,33 @@ void BM_DtoD_Cold(benchmark::State& s) {
     s.counters["vs_best_host"] = static_cast<double>(bytes) * static_cast<double>(s.iterations()) / secs / it->second;
 }
 
-void BM_MemsetD8(benchmark::State& s) {
+// A fill of the whole device buffer per iteration; `fill(p, bytes)` is true when it succeeded.
+template <class Fill>
+void fill_bench(benchmark::State& s, Fill&& fill) {
   if (!ready(s)) return;
   const int64_t bytes = s.range(0);
   Dev d(s, bytes);
   if (!d.p) return;
   Meter m{bytes};
   for (auto _ : s)
-    if (!bench::drv_ok(s, cuMemsetD8(reinterpret_cast<CUdeviceptr>(d.p), 0x5a, static_cast<size_t>(bytes)),
-                       "cuMemsetD8") || !done(s))
-      return;
+    if (!fill(d.p, static_cast<size_t>(bytes)) || !done(s)) return;
   m.finish(s);
+}
+
+void BM_MemsetD8(benchmark::State& s) {
+  fill_bench(s, [&](void* p, size_t n) {
+    return bench::drv_ok(s, cuMemsetD8(reinterpret_cast<CUdeviceptr>(p), 0x5a, n), "cuMemsetD8");
+  });
 }
 
 void BM_MemsetD32(benchmark::State& s) {
-  if (!ready(s)) return;
-  const int64_t bytes = s.range(0);
-  Dev d(s, bytes);
-  if (!d.p) return;
-  Meter m{bytes};
-  for (auto _ : s)
-    if (!bench::drv_ok(s, cuMemsetD32(reinterpret_cast<CUdeviceptr>(d.p), 0xdeadbeef, static_cast<size_t>(bytes / 4)),
-                       "cuMemsetD32") || !done(s))
-      return;
-  m.finish(s);
+  fill_bench(s, [&](void* p, size_t n) {
+    return bench::drv_ok(s, cuMemsetD32(reinterpret_cast<CUdeviceptr>(p), 0xdeadbeef, n / 4), "cuMemsetD32");
+  });
 }
 
 void BM_cudaMemset(benchmark::State& s) {
-  if (!ready(s)) return;
-  const int64_t bytes = s.range(0);
-  Dev d(s, bytes);
-  if (!d.p) return;
-  Meter m{bytes};
-  for (auto _ : s)
-    if (!bench::rt_ok(s, cudaMemset(d.p, 0x5a, static_cast<size_t>(bytes)), "cudaMemset") || !done(s)) return;
-  m.finish(s);
+  fill_bench(s, [&](void* p, size_t n) { return bench::rt_ok(s, cudaMemset(p, 0x5a, n), "cudaMemset"); });
 }
 
 // cudaMemcpyAsync on an idle stream, then a synchronize of that stream.
