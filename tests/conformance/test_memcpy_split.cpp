@@ -131,21 +131,22 @@ TEST_CASE("large 2D and 3D pitched copies move each row and leave the pitch gaps
   for (size_t r = 0; r < rows; ++r)
     std::memcpy(want.data() + (r + dy) * dpitch + dx, src.data() + (r + sy) * spitch + sx, width);
   write(s, src);
+  // The 2D copies' shape; each section names its source.
+  CUDA_MEMCPY2D c{};
+  c.srcPitch = spitch;
+  c.srcXInBytes = sx;
+  c.srcY = sy;
+  c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  c.dstDevice = d;
+  c.dstPitch = dpitch;
+  c.dstXInBytes = dx;
+  c.dstY = dy;
+  c.WidthInBytes = width;
+  c.Height = rows;
   SECTION("device to device") {
     write(d, old);
-    CUDA_MEMCPY2D c{};
     c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
     c.srcDevice = s;
-    c.srcPitch = spitch;
-    c.srcXInBytes = sx;
-    c.srcY = sy;
-    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    c.dstDevice = d;
-    c.dstPitch = dpitch;
-    c.dstXInBytes = dx;
-    c.dstY = dy;
-    c.WidthInBytes = width;
-    c.Height = rows;
     REQUIRE_CU(cuMemcpy2D(&c), CUDA_SUCCESS);
     CHECK(first_diff(read_back(d, dcap).data(), want.data(), dcap) == -1);
   }
@@ -153,19 +154,8 @@ TEST_CASE("large 2D and 3D pitched copies move each row and leave the pitch gaps
     write(d, old);
     CUstream st = nullptr;
     REQUIRE_CU(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-    CUDA_MEMCPY2D c{};
     c.srcMemoryType = CU_MEMORYTYPE_HOST;
     c.srcHost = src.data();
-    c.srcPitch = spitch;
-    c.srcXInBytes = sx;
-    c.srcY = sy;
-    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    c.dstDevice = d;
-    c.dstPitch = dpitch;
-    c.dstXInBytes = dx;
-    c.dstY = dy;
-    c.WidthInBytes = width;
-    c.Height = rows;
     REQUIRE_CU(cuMemcpy2DAsync(&c, st), CUDA_SUCCESS);
     REQUIRE_CU(cuStreamSynchronize(st), CUDA_SUCCESS);
     CHECK(first_diff(read_back(d, dcap).data(), want.data(), dcap) == -1);
@@ -179,21 +169,21 @@ TEST_CASE("large 2D and 3D pitched copies move each row and leave the pitch gaps
     for (size_t z = 0; z < depth; ++z)
       for (size_t y = 0; y < h; ++y)
         std::memcpy(want3.data() + (z * dh + y) * dpitch + dx, src.data() + (z * sh + y) * spitch + sx, width);
-    CUDA_MEMCPY3D c{};
-    c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-    c.srcDevice = s;
-    c.srcPitch = spitch;
-    c.srcHeight = sh;
-    c.srcXInBytes = sx;
-    c.dstMemoryType = CU_MEMORYTYPE_HOST;
-    c.dstHost = host.data();
-    c.dstPitch = dpitch;
-    c.dstHeight = dh;
-    c.dstXInBytes = dx;
-    c.WidthInBytes = width;
-    c.Height = h;
-    c.Depth = depth;
-    REQUIRE_CU(cuMemcpy3D(&c), CUDA_SUCCESS);
+    CUDA_MEMCPY3D c3{};
+    c3.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    c3.srcDevice = s;
+    c3.srcPitch = spitch;
+    c3.srcHeight = sh;
+    c3.srcXInBytes = sx;
+    c3.dstMemoryType = CU_MEMORYTYPE_HOST;
+    c3.dstHost = host.data();
+    c3.dstPitch = dpitch;
+    c3.dstHeight = dh;
+    c3.dstXInBytes = dx;
+    c3.WidthInBytes = width;
+    c3.Height = h;
+    c3.Depth = depth;
+    REQUIRE_CU(cuMemcpy3D(&c3), CUDA_SUCCESS);
     CHECK(first_diff(host.data(), want3.data(), host.size()) == -1);
   }
   CHECK_CU(cuMemFree(s), CUDA_SUCCESS);
