@@ -20,7 +20,7 @@ namespace cuda_shim::ipc {
 // 2: logical endpoint tables; 3: orphaned IPC events (kOrphan), legacy IPC handles name their
 // exporter (pid and start time); 4: each process's device memory and contexts (usage.cpp); 5: up to 576 devices
 // (core/limits.hpp); 6: object records, the identity of what POSIX-fd exports hand out (identity.hpp)
-constexpr uint32_t kLayoutVersion = 7;
+constexpr uint32_t kLayoutVersion = 8;
 
 // Kinds of registry records.
 enum class RecordKind : uint32_t {

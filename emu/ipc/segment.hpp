@@ -92,6 +92,9 @@ struct Layout {
   // contiguous kilobytes, not a page per process.
   uint64_t charged[kUsageDevices][kProcs];
   uint32_t contexts[kUsageDevices][kProcs];
+  // Per device, the sum of the live slots' charged[d][] each rounded as the driver charges
+  // (mem::set_charge_mirror keeps it; drop_usage takes a slot out): cuMemGetInfo in one load.
+  uint64_t dev_used[kUsageDevices];
   RecordSlot records[kRecords];
   EventSlot events[kEvents];
   EndpointTables le;  // logical endpoints (endpoint_layout.hpp)
@@ -124,6 +127,17 @@ inline bool alive(int pid, uint64_t start) {
   if (pid <= 0) return false;
   if (::kill(pid, 0) != 0 && errno != EPERM) return false;
   return start_time(pid) == start;
+}
+
+// Takes slot i's figures out of the table and the per-device totals: its process is gone, or is
+// this one after it stopped mirroring. Lock held.
+inline void drop_usage(Layout* l, uint32_t i) {
+  const uint32_t hwm = std::atomic_ref<uint32_t>(l->procs[i].dev_hwm).load();
+  for (uint32_t d = 0; d < hwm && d < static_cast<uint32_t>(kUsageDevices); ++d) {
+    if (uint64_t was = std::atomic_ref<uint64_t>(l->charged[d][i]).exchange(0))
+      std::atomic_ref<uint64_t>(l->dev_used[d]).fetch_sub(mem::charge_rounded(was));
+    std::atomic_ref<uint32_t>(l->contexts[d][i]).store(0);
+  }
 }
 
 // Drops the aliases and bindings of processes for which gone(pid) holds, and the endpoints
@@ -163,7 +177,8 @@ class Segment {
         attached_ptr().store(seg, std::memory_order_release);
         // From now on others read this process's device memory in its slot.
         Layout* l = seg->L();
-        mem::set_charge_mirror(&l->charged[0][seg->my_slot()], kProcs, &l->procs[seg->my_slot()].dev_hwm);
+        mem::set_charge_mirror(&l->charged[0][seg->my_slot()], kProcs, &l->procs[seg->my_slot()].dev_hwm,
+                               l->dev_used);
         std::atexit([] { s->detach(); });
       } else {
         delete seg;
@@ -233,7 +248,10 @@ class Segment {
   void sweep() {
     Layout* l = L();
     for (uint32_t i = 0; i < l->h.proc_hwm && i < kProcs; ++i)
-      if (ProcSlot& p = l->procs[i]; p.state == kLive && !alive(p.pid, p.start)) p.state = kFree;
+      if (ProcSlot& p = l->procs[i]; p.state == kLive && !alive(p.pid, p.start)) {
+        drop_usage(l, i);
+        p.state = kFree;
+      }
     // Nothing was ever shared: the tables are all zeros, and reading them would only fault in
     // megabytes of pages in every process that attaches.
     if (!l->h.shared_used) return;
@@ -508,10 +526,7 @@ class Segment {
       for (uint32_t i = 0; i < kProcs; ++i)
         if (l->procs[i].state == kFree) {
           // The column may hold a dead process's figures: cleared before the slot goes live.
-          for (uint32_t d = 0; d < l->procs[i].dev_hwm && d < static_cast<uint32_t>(kUsageDevices); ++d) {
-            l->charged[d][i] = 0;
-            l->contexts[d][i] = 0;
-          }
+          drop_usage(l, i);
           l->procs[i] = ProcSlot{::getpid(), kLive, me, imex_env_channel(), 0};
           l->h.proc_hwm = std::max(l->h.proc_hwm, i + 1);
           slot_ = static_cast<int>(i);
@@ -573,6 +588,7 @@ class Segment {
         if (ev.state == kLive && ev.pid == me) orphan_event(ev);
       endpoints_sweep(layout_->le, [me](int pid) { return pid == me; });
       mem::set_charge_mirror(nullptr);  // the slot may be another process's next
+      drop_usage(layout_, static_cast<uint32_t>(slot_));  // what it still holds goes with it
       layout_->procs[slot_].state = kFree;
       slot_ = -1;
       bool others = false;

@@ -15,10 +15,7 @@ using namespace seg;
 
 namespace {
 
-uint64_t rounded(uint64_t bytes) {
-  constexpr uint64_t g = mem::kAllocGranularity;
-  return (bytes + g - 1) / g * g;
-}
+uint64_t rounded(uint64_t bytes) { return mem::charge_rounded(bytes); }
 
 // A process counts while it runs: a zombie (killed, not yet reaped) has already given its GPU
 // memory back on a real machine.
@@ -74,6 +71,7 @@ void sum(Segment& s, int ordinal, std::vector<ProcessUse>* out, uint64_t& used) 
     uint32_t ctxs = std::atomic_ref<uint32_t>(l->contexts[ordinal][i]).load();
     if (!bytes && !ctxs) continue;
     if (p.pid != me && !running_cached(p, i, out != nullptr, t)) {
+      drop_usage(l, i);
       p.state = kFree;
       continue;
     }
@@ -114,11 +112,42 @@ void on_contexts(int ordinal, int live, const char* api) noexcept {
   }
 }
 
+// Looks at a few of the processes using `ordinal` (from where the last look stopped) and frees
+// the figures of those that died. Bounded, so cuMemGetInfo costs the same with 600 processes as
+// with one; a dead process's memory thus comes back within milliseconds to a second or so.
+void reap_some(Segment& s, int ordinal, uint64_t t) {
+  constexpr uint32_t kLooks = 8, kSteps = 256;
+  static uint32_t cursor = 0;  // guarded by the segment lock
+  Segment::Lock lk(s);
+  Layout* l = s.L();
+  const uint32_t n = std::min<uint32_t>(l->h.proc_hwm, kProcs);
+  if (n == 0) return;
+  const int me = ::getpid();
+  for (uint32_t step = 0, looks = 0; step < std::min(n, kSteps) && looks < kLooks; ++step) {
+    const uint32_t i = cursor = (cursor + 1) % n;
+    ProcSlot& p = l->procs[i];
+    if (p.state != kLive || p.pid == me || !std::atomic_ref<uint64_t>(l->charged[ordinal][i]).load()) continue;
+    ++looks;
+    if (!running_cached(p, i, false, t)) {
+      drop_usage(l, i);
+      p.state = kFree;
+    }
+  }
+}
+
+// cuMemGetInfo: the device's running total, one load whatever the number of processes. The
+// total still holds a process killed since it was last looked at, so once per clock tick (a few
+// milliseconds: CLOCK_MONOTONIC_COARSE) this process looks at a few others.
 bool on_device_used(int ordinal, uint64_t& used) noexcept {
   Segment* s = Segment::attached();
   if (!s || ordinal < 0 || ordinal >= kUsageDevices) return false;
   try {
-    sum(*s, ordinal, nullptr, used);
+    static std::atomic<uint64_t> looked_at{0};
+    const uint64_t t = now_ns();
+    if (uint64_t w = looked_at.load(std::memory_order_relaxed);
+        t != w && looked_at.compare_exchange_strong(w, t, std::memory_order_relaxed))
+      reap_some(*s, ordinal, t);
+    used = std::atomic_ref<uint64_t>(s->L()->dev_used[ordinal]).load();
     return true;
   } catch (...) {
     return false;

@@ -115,6 +115,7 @@ struct Mirror {
   uint64_t* words;
   size_t stride;
   uint32_t* dev_hwm;
+  uint64_t* totals;
 };
 std::atomic<const Mirror*> g_mirror{nullptr};
 
@@ -131,7 +132,10 @@ void publish(int ordinal) noexcept {
   }
   std::atomic_ref<uint64_t> out(m->words[static_cast<size_t>(ordinal) * m->stride]);
   for (uint64_t v = g_charged[ordinal].load();; ) {
-    out.store(v);
+    uint64_t was = out.exchange(v);
+    // The differences of all stores add up to the column's last value, whatever their order.
+    if (uint64_t d = charge_rounded(v) - charge_rounded(was); d && m->totals)
+      std::atomic_ref<uint64_t>(m->totals[ordinal]).fetch_add(d);
     uint64_t now = g_charged[ordinal].load();
     if (now == v) break;
     v = now;
@@ -160,14 +164,14 @@ uint64_t charged(int ordinal) noexcept {
   return ordinal >= 0 && ordinal < kMaxDevices ? g_charged[ordinal].load(std::memory_order_relaxed) : 0;
 }
 
-void set_charge_mirror(uint64_t* words, size_t stride, uint32_t* dev_hwm) noexcept {
+void set_charge_mirror(uint64_t* words, size_t stride, uint32_t* dev_hwm, uint64_t* totals) noexcept {
   static std::once_flag once;
   // A fork()ed child must not write into its parent's column.
   std::call_once(once, [] { pthread_atfork(nullptr, nullptr, [] { g_mirror.store(nullptr); }); });
   // One per process: a process attaches once (a fork()ed child again, alone, after the reset
   // above), so no publisher can be reading the fields while they are written.
   static Mirror mirror{};
-  if (words) mirror = Mirror{words, stride, dev_hwm};
+  if (words) mirror = Mirror{words, stride, dev_hwm, totals};
   g_mirror.store(words ? &mirror : nullptr, std::memory_order_release);
   if (words)
     for (int d = 0; d < kMaxDevices; ++d)

@@ -123,6 +123,8 @@ class AddressSpace {
 // Device memory accounting (cuMemGetInfo / out-of-memory decisions).
 // The granularity the driver charges device memory in.
 constexpr size_t kAllocGranularity = 2u << 20;
+// A process's charge on a device as the driver counts it (whole granules).
+constexpr uint64_t charge_rounded(uint64_t bytes) { return (bytes + kAllocGranularity - 1) / kAllocGranularity * kAllocGranularity; }
 // Charges `bytes` to device `ordinal` unless that would exceed `total`.
 bool charge(int ordinal, size_t bytes, uint64_t total) noexcept;
 void uncharge(int ordinal, size_t bytes) noexcept;
@@ -130,9 +132,12 @@ uint64_t charged(int ordinal) noexcept;
 // Keeps words[d * stride] equal to charged(d) for every device d from now on, without a lock
 // (the registry's column of this process, where others read it); null stops it. Before device d
 // is first written, *dev_hwm is raised to d + 1 (so whoever reuses the column knows how far to
-// clear it).
+// clear it). totals[d], when given, carries the sum of charge_rounded(words[d * stride]) over
+// every process that mirrors into it: each store is an exchange whose difference is added
+// there, so a reader gets every process's use in one load.
 constexpr int kMaxChargedDevices = kMaxDevices;
-void set_charge_mirror(uint64_t* words, size_t stride = 1, uint32_t* dev_hwm = nullptr) noexcept;
+void set_charge_mirror(uint64_t* words, size_t stride = 1, uint32_t* dev_hwm = nullptr,
+                       uint64_t* totals = nullptr) noexcept;
 
 // Frees every allocation a context owns; for the context's destroy / primary reset path.
 void release_context(const Context* ctx) noexcept;

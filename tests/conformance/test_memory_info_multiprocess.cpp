@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common.hpp"
 #include "multiprocess.hpp"
@@ -62,6 +63,31 @@ TEST_CASE("cuMemGetInfo counts another process's allocation until it exits or is
     CHECK(free_now() <= before - kBytes);
     c.kill(SIGKILL);
     CHECK(c.wait() == 128 + SIGKILL);
+    CHECK(wait_free_at_least(before) >= before);
+  }
+  SECTION("several children, half killed and half exiting") {
+    constexpr int kKids = 6;
+    constexpr size_t kEach = 64u << 20;
+    std::vector<mp::Child> kids;
+    for (int i = 0; i < kKids; ++i) {
+      kids.push_back(mp::spawn("device_memory_holder"));
+      kids.back().ch.send_int(static_cast<int64_t>(kEach));
+      REQUIRE(kids.back().ch.recv_int() == 0);
+    }
+    const size_t all = free_now();  // on a GPU each child's context also takes memory
+    CHECK(all <= before - kKids * kEach);
+    for (int i = 0; i < kKids; i += 2) {
+      kids[i].kill(SIGKILL);
+      CHECK(kids[i].wait() == 128 + SIGKILL);
+    }
+    // The killed half's memory comes back; the half still running keeps holding its own.
+    const size_t half = wait_free_at_least(all + (kKids / 2) * kEach);
+    CHECK(half >= all + (kKids / 2) * kEach);
+    CHECK(half <= before - (kKids / 2) * kEach);
+    for (int i = 1; i < kKids; i += 2) {
+      kids[i].ch.send_int(0);
+      CHECK(kids[i].wait() == 0);
+    }
     CHECK(wait_free_at_least(before) >= before);
   }
 }
