@@ -6,7 +6,8 @@
 //    cudaFreeAsync, cuDeviceGetAttribute, cuMemGetInfo. The benchmark's time is the alloc pair.
 //  - BM_Emu_Importers/N: N other processes import one exportable pool and one of its pointers
 //    and stay alive; this process then times, per call, cuMemAllocFromPoolAsync + cuMemFreeAsync
-//    of that pool, cuMemPoolExportPointer and cuMemGetInfo (which sums every process's usage).
+//    of that pool, cuMemPoolExportPointer and cuMemGetInfo (every process's usage: one running
+//    total per device, so its cost should not grow with the number of processes).
 //    Counters: the importers' idle RSS and private memory per process, and the registry's size.
 // Emulator only: NVIDIA's driver runs one real device here and a context per process costs
 // hundreds of MiB of GPU memory, so neither sweep means anything there.
