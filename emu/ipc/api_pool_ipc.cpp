@@ -195,7 +195,7 @@ Errc cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool, CUmemPoolPt
   TRY(Driver::get().require_init(api));
   TRY(need(ptr_out, api, "ptr_out"));
   *ptr_out = 0;  // measured: cleared first, so a failure leaves 0
-  PoolPtr p;
+  mem::Pool* p = nullptr;
   TRY(pool_arg(pool, api, p));
   TRY(need(shareData, api, "shareData"));
   if (!p->imported())

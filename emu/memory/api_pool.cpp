@@ -143,14 +143,14 @@ Errc check_location(const CUmemLocation* loc, CUmemAllocationType type, const ch
 }
 
 // ---- allocation and free -------------------------------------------------------------------
-Errc alloc_async(CUdeviceptr* dptr, size_t bytes, const PoolPtr& from, CUstream h, bool pt, const char* api) {
+Errc alloc_async(CUdeviceptr* dptr, size_t bytes, Pool* from, CUstream h, bool pt, const char* api) {
   TRY(Driver::get().require_init(api));
   TRY(need(dptr, api, "dptr"));
   *dptr = 0;  // measured: cleared on every refusal
   Stream* s = nullptr;
   TRY(resolve_stream(h, pt, api, s));
   if (bytes == 0) return Errc::success;  // measured: success with a NULL pointer
-  Pool* p = from ? from.get() : mem::current_device_pool(s->ctx()->ordinal());
+  Pool* p = from ? from : mem::current_device_pool(s->ctx()->ordinal());
   uintptr_t out = 0;
   TRY(p->alloc(bytes, *s, api, out));
   *dptr = out;
@@ -161,7 +161,7 @@ Errc alloc_from_pool(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstrea
   TRY(Driver::get().require_init(api));
   TRY(need(dptr, api, "dptr"));
   *dptr = 0;
-  PoolPtr p;
+  Pool* p = nullptr;
   TRY(pool_arg(pool, api, p));
   return alloc_async(dptr, bytes, p, h, pt, api);
 }

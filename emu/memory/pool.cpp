@@ -1,5 +1,4 @@
 #include "memory/pool.hpp"
-#include "core/fresh_alloc.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -12,16 +11,11 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <map>
-#include <shared_mutex>
-#include <tuple>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "core/context.hpp"
 #include "core/driver.hpp"
-#include "core/thread_state.hpp"
 #include "ipc/registry.hpp"
 #include "memory/address_space.hpp"
 
@@ -274,14 +268,18 @@ size_t window_cap() {
   return cap;
 }
 
+}  // namespace
+
+size_t pool_window_cap() { return window_cap(); }
+
+namespace {
+
 // CUDA_SHIM_CHECK_POOLS=1 re-derives every pool's books after each change (tests, fuzzing).
-bool checking() {
-  static const bool on = [] {
-    const char* e = std::getenv("CUDA_SHIM_CHECK_POOLS");
-    return e && *e && *e != '0';
-  }();
-  return on;
-}
+const bool g_checking = [] {
+  const char* e = std::getenv("CUDA_SHIM_CHECK_POOLS");
+  return e && *e && *e != '0';
+}();
+inline bool checking() { return g_checking; }
 
 // An address range of `len` bytes aligned to `align`, reserved (PROT_NONE) and not backed.
 void* reserve_aligned(size_t len, size_t align) {
@@ -416,8 +414,13 @@ void Pool::drop_block(PoolBlock* b) {
   spare_ = b;
 }
 
-Pool::StreamEntry& Pool::entry_for(Stream& s) {
-  if (last_entry_ && last_entry_->s.get() == &s) return *last_entry_;
+inline Pool::StreamEntry& Pool::entry_for(Stream& s) {
+  if (last_entry_ && last_entry_->s.get() == &s) [[likely]]
+    return *last_entry_;
+  return entry_slow(s);
+}
+
+Pool::StreamEntry& Pool::entry_slow(Stream& s) {
   for (auto& e : streams_)
     if (e->s.get() == &s) return *(last_entry_ = e.get());
   for (auto& e : streams_)  // reuse an entry nothing waits on
@@ -446,7 +449,7 @@ void Pool::unpark_all() {
 }
 
 // Tags free block b as pending on entry e at position seq.
-void Pool::pend(PoolBlock* b, StreamEntry& e, uint64_t seq) {
+inline void Pool::pend(PoolBlock* b, StreamEntry& e, uint64_t seq) {
   b->tag = &e;
   b->seq = seq;
   b->pprev = nullptr;
@@ -457,7 +460,7 @@ void Pool::pend(PoolBlock* b, StreamEntry& e, uint64_t seq) {
   ++pending_;
 }
 
-void Pool::unpend(PoolBlock* b) {
+inline void Pool::unpend(PoolBlock* b) {
   auto* e = static_cast<StreamEntry*>(b->tag);
   if (b->pprev) b->pprev->pnext = b->pnext;
   else e->head = b->pnext;
@@ -592,7 +595,7 @@ void Pool::refresh_attention() {
 }
 
 // May stream s reuse free block b without a new dependency?
-bool Pool::eligible(const PoolBlock& b, Stream& s) const {
+inline bool Pool::eligible(const PoolBlock& b, Stream& s) const {
   if (!b.tag) return true;
   Stream& x = *static_cast<const StreamEntry*>(b.tag)->s;
   if (&x == &s || x.observed() >= b.seq) return true;
@@ -665,22 +668,55 @@ PoolBlock* Pool::take(PoolBlock* u, size_t r, size_t req) {
     }
   }
   if (u->tag) unpend(u);
-  claim(u, req);
+  claim(u, req, true);
   return u;
 }
 
 // Free block u (the right size, no longer pending) becomes a live allocation of req bytes.
-void Pool::claim(PoolBlock* u, size_t req) {
+// fix: u's treap summary changes (false when u was parked: the treap counted it as used).
+void Pool::claim(PoolBlock* u, size_t req, bool fix) {
   u->used = true;
   u->req = req;
   // Unique per allocation: this pool's range (its handle number) above every id that
   // cuMemAlloc hands out.
   u->buffer_id = (uint64_t(1) << 62) | ((handle_ >> 8) << 36) | ++next_buffer_;
-  fix_up(u);
-  hash_.insert(u->off, u);
+  if (fix) fix_up(u);
+  if (hot_) hash_.insert(hot_->off, hot_);
+  hot_ = u;
   ++live_;
   used_ += req;
   used_high_ = std::max(used_high_, used_);
+}
+
+PoolBlock* Pool::find_live(uintptr_t off) const {
+  if (hot_ && hot_->off == off) return hot_;
+  return hash_.find(off);
+}
+
+PoolBlock* Pool::take_live(uintptr_t off) {
+  if (hot_ && hot_->off == off) {
+    PoolBlock* b = hot_;
+    hot_ = nullptr;
+    return b;
+  }
+  return hash_.take(off);
+}
+
+bool Pool::live_start(uintptr_t p, size_t& req, uint64_t& id) const {
+  const PoolBlock* b = window_ && p - window_ < window_size_ ? find_live(p - window_) : nullptr;
+  if (!b || !b->used) return false;
+  req = b->req;
+  id = b->buffer_id;
+  return true;
+}
+
+Errc Pool::not_live(uintptr_t p, const char* api, const char* verb, bool within_req) const {
+  const PoolBlock* in = window_ && p - window_ < window_size_ ? t_find_le(root_, p - window_) : nullptr;
+  if (in && in->used && p - window_ - in->off < (within_req ? in->req : in->size))
+    return fail(Errc::invalid_value, "{}: {:#x} is {} bytes into the allocation at {:#x} of {}; {} the address the "
+                "allocation returned", api, p, p - window_ - in->off, window_ + in->off, describe(), verb);
+  return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not a live allocation (freed already, or never "
+              "allocated)", api, p, describe());
 }
 
 Errc Pool::alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
@@ -706,7 +742,7 @@ Errc Pool::alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
         h->parked = false;
         unpend(h);  // pending bytes become live ones: the chunks stay busy and committed
         out = window_ + h->off;
-        claim(h, bytes);
+        claim(h, bytes, false);
         if (checking()) verify("alloc");
         return Errc::success;
       }
@@ -764,15 +800,8 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
   }
   {
     std::lock_guard lk(m_);
-    PoolBlock* b = window_ && p - window_ < window_size_ ? hash_.take(p - window_) : nullptr;
-    if (!b) {
-      b = window_ ? t_find_le(root_, p - window_) : nullptr;
-      if (b && b->used && p - window_ - b->off < b->size)
-        return fail(Errc::invalid_value, "{}: {:#x} is {} bytes into the allocation at {:#x} of {}; free the address "
-                    "the allocation returned", api, p, p - window_ - b->off, window_ + b->off, describe());
-      return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not a live allocation (freed already, or never "
-                  "allocated)", api, p, describe());
-    }
+    PoolBlock* b = window_ && p - window_ < window_size_ ? take_live(p - window_) : nullptr;
+    if (!b) return not_live(p, api, "free", false);
     used_ -= b->req;
     --live_;
     b->used = false;
@@ -783,7 +812,7 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
     // Parked: the treap keeps counting it as used (its summaries stand as they are).
     b->parked = true;
     parked_.push(b->off, b);
-    refresh_attention();
+    if (!attention_ || !attn_.listed()) refresh_attention();  // listed already: nothing changes
     if (checking()) verify("free_async");
     retire = destroyed() && live_ == 0;
   }
@@ -800,7 +829,7 @@ Errc Pool::free_now(uintptr_t p, const char* api) {
   }
   {
     std::lock_guard lk(m_);
-    PoolBlock* b = window_ && p - window_ < window_size_ ? hash_.take(p - window_) : nullptr;
+    PoolBlock* b = window_ && p - window_ < window_size_ ? take_live(p - window_) : nullptr;
     if (!b)
       return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not the start of a live allocation", api, p,
                   describe());
@@ -929,7 +958,7 @@ void Pool::verify(const char* where) const {
       used += b->req;
       if (b->req == 0 || b->req > b->size) bad("a live block's requested size does not fit it");
       if (b->tag || b->parked) bad("a live block is tagged pending or parked");
-      if (hash_.find(b->off) != b) bad(fmt::format("live block at {:#x} missing from the base-address hash", b->off));
+      if (find_live(b->off) != b || (b == hot_) == (hash_.find(b->off) == b)) bad(fmt::format("live block at {:#x} missing from the base-address hash", b->off));
       add(b->off, b->size);
     } else if (b->tag) {
       ++pend;
@@ -958,7 +987,7 @@ void Pool::verify(const char* where) const {
   parked_.each([&](const PoolBlock* v) {
     if (!v->parked) bad("the parked set holds a block that is not parked");
   });
-  if (hash_.size() != live) bad("the base-address hash and the live blocks disagree");
+  if (hash_.size() + (hot_ ? 1 : 0) != live) bad("the base-address hash and the live blocks disagree");
   if (live + imports_.size() != live_) bad(fmt::format("{} live blocks and {} imports, counter says {}", live,
                                                         imports_.size(), live_));
   if (pend != pending_) bad(fmt::format("{} pending frees, counter says {}", pend, pending_));
@@ -993,373 +1022,6 @@ void Pool::mark_destroyed() {
     if (live_ == 0) window = window_;
   }
   if (window) AddressSpace::get().remove_base(window, [&](const Range& r) { return r.pool.get() == this; });
-}
-
-// ---- IPC --------------------------------------------------------------------------------
-namespace {
-// cuMemPoolExportPointer's 64 bytes: which pool (its token), where the allocation lies in the
-// pool's memory, and a check word keyed by the pool's token. The real driver does not ask
-// whether the allocation is still live (measured: importing the data of an allocation the
-// exporter freed succeeds), so neither does this: the data is self-contained and checked.
-struct PtrExport {
-  uint32_t magic;  // "CSPX"
-  uint32_t version;
-  ipc::Token pool;
-  uint64_t offset;
-  uint64_t size;
-  uint64_t buffer_id;
-  uint64_t check;
-};
-static_assert(sizeof(PtrExport) <= sizeof(CUmemPoolPtrExportData));
-constexpr uint32_t kPtrMagic = 0x58505343u;
-
-uint64_t check_word(const ipc::Token& pool, uint64_t off, uint64_t size, uint64_t id) {
-  return mix64(pool.hi ^ mix64(off ^ mix64(pool.lo ^ mix64(size ^ mix64(id)))));
-}
-}  // namespace
-
-Errc Pool::backing_fd(int& fd, const char* api) {
-  std::lock_guard lk(m_);
-  if (!window_)
-    if (Errc e = reserve_window(api); e != Errc::success) return e;
-  fd = fd_;
-  return Errc::success;
-}
-
-Errc Pool::export_fd(int& fd, const char* api) {
-  int own = -1;
-  TRY(backing_fd(own, api));
-  // Measured: the driver's exported descriptor does not have FD_CLOEXEC set.
-  fd = ::fcntl(own, F_DUPFD, 0);
-  if (fd < 0)
-    return fail(Errc::out_of_memory, "{}: cannot duplicate the descriptor of {} ({})", api, describe(),
-                std::strerror(errno));
-  mark_exported();
-  return Errc::success;
-}
-
-Errc Pool::export_pointer(uintptr_t p, unsigned char out[64], const char* api) {
-  PtrExport x{};
-  {
-    std::lock_guard lk(m_);
-    PoolBlock* b = window_ && p - window_ < window_size_ ? hash_.find(p - window_) : nullptr;
-    if (!b || !b->used) {
-      const PoolBlock* in = window_ && p - window_ < window_size_ ? t_find_le(root_, p - window_) : nullptr;
-      if (in && in->used && p - window_ - in->off < in->req)
-        return fail(Errc::invalid_value, "{}: {:#x} is {} bytes into the allocation at {:#x} of {}; export the "
-                    "address the allocation returned", api, p, p - window_ - in->off, window_ + in->off, describe());
-      return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not a live allocation (freed already, or never "
-                  "allocated)", api, p, describe());
-    }
-    // Measured (H200): pointers are exportable only once the pool itself was exported.
-    if (!exported_.load(std::memory_order_acquire))
-      return fail(Errc::invalid_value, "{}: {} has not been exported yet; export the pool with "
-                  "cuMemPoolExportToShareableHandle before exporting its pointers", api, describe());
-    x.magic = kPtrMagic;
-    x.version = ipc::kLayoutVersion;
-    x.pool = token_;
-    x.offset = b->off;
-    x.size = b->req;
-    x.buffer_id = b->buffer_id;
-    x.check = check_word(token_, x.offset, x.size, x.buffer_id);
-  }
-  std::memset(out, 0, sizeof(CUmemPoolPtrExportData));
-  std::memcpy(out, &x, sizeof x);
-  return Errc::success;
-}
-
-Errc Pool::attach_import(int fd, const ipc::Token& token, const char* api) {
-  std::lock_guard lk(m_);
-  imported_ = true;
-  token_ = token;
-  size_t len = static_cast<size_t>(std::min<uint64_t>(capacity_, window_cap()));
-  // Every byte of the window must exist in the object: a shorter one (made to look like an
-  // export) would kill this process with SIGBUS at the first access beyond its end.
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < len)
-    return fail(Errc::unknown, "{}: the descriptor's object holds {} bytes, fewer than the {} of {}'s window: no "
-                "driver exported it", api, static_cast<long long>(st.st_size), len, describe());
-  return map_window(fd, len, api);
-}
-
-Errc Pool::import_pointer(const unsigned char data[64], uintptr_t& out, const char* api) {
-  PtrExport x;
-  std::memcpy(&x, data, sizeof x);
-  if (x.magic != kPtrMagic || x.version != ipc::kLayoutVersion)
-    return fail(Errc::invalid_value, "{}: shareData is not what cuMemPoolExportPointer produced", api);
-  if (!(x.pool == token_))
-    return fail(Errc::invalid_value, "{}: shareData was exported from another pool than {}; import it into the pool "
-                "imported from that pool's handle", api, describe());
-  if (x.check != check_word(token_, x.offset, x.size, x.buffer_id))
-    return fail(Errc::invalid_value, "{}: shareData was altered after cuMemPoolExportPointer produced it", api);
-  std::lock_guard lk(m_);
-  if (x.offset >= window_size_ || x.size == 0 || x.size > window_size_ - x.offset)
-    return fail(Errc::invalid_value, "{}: shareData names bytes beyond {}", api, describe());
-  auto [it, fresh] = imports_.try_emplace(x.offset);
-  if (!fresh) {
-    // Measured: a device pool's pointer imported again is the same mapping (one free frees
-    // it); a host-located pool's is refused.
-    if (host_located())
-      return fail(Errc::already_mapped, "{}: the allocation at {:#x} of {} is imported already", api,
-                  window_ + x.offset, describe());
-    out = window_ + x.offset;
-    return Errc::success;
-  }
-  it->second.size = x.size;
-  it->second.buffer_id = (uint64_t(1) << 62) | ((handle_ >> 8) << 36) | ++next_buffer_;
-  ++live_;
-  out = window_ + x.offset;
-  return Errc::success;
-}
-
-Errc Pool::free_imported(uintptr_t p, const char* api, bool& retire) {
-  std::lock_guard lk(m_);
-  auto it = window_ && p - window_ < window_size_ ? imports_.find(p - window_) : imports_.end();
-  if (it == imports_.end())
-    return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not an imported allocation's start (freed already, "
-                "or never imported)", api, p, describe());
-  imports_.erase(it);
-  --live_;
-  retire = destroyed() && live_ == 0;
-  return Errc::success;
-}
-
-bool Pool::lookup_imported(uintptr_t p, PoolAlloc& out) const {
-  uintptr_t off = p - window_;
-  auto it = imports_.upper_bound(off);
-  if (it == imports_.begin()) return false;
-  --it;
-  if (off - it->first >= it->second.size) return false;
-  size_t c = off / kPoolChunk;
-  out.base = window_ + it->first;
-  out.size = it->second.size;
-  out.buffer_id = it->second.buffer_id;
-  out.chunk_base = window_ + c * kPoolChunk;
-  out.chunk_id = 0;
-  out.host = shadow_ + it->first;
-  return true;
-}
-
-// ---- the pool table ----------------------------------------------------------------------
-namespace {
-
-struct Key {
-  int loc_type, loc_id, type;
-  bool operator<(const Key& o) const { return std::tie(loc_type, loc_id, type) < std::tie(o.loc_type, o.loc_id, o.type); }
-};
-
-Key key_of(CUmemLocationType t, int id, CUmemAllocationType type) {
-  if (t == CU_MEM_LOCATION_TYPE_HOST || t == CU_MEM_LOCATION_TYPE_NONE) id = 0;  // the id is ignored there
-  return Key{static_cast<int>(t), id, static_cast<int>(type)};
-}
-
-struct Table {
-  std::shared_mutex m;
-  std::unordered_map<uintptr_t, PoolPtr> live;
-  std::map<Key, PoolPtr> defaults, current;
-  uint64_t next_id = 1;
-  uint64_t va_used = 0;
-  bool va_init = false;
-};
-Table& table() {
-  static auto* t = new Table();  // never destroyed: other threads may outlive main()
-  return *t;
-}
-std::atomic<uint64_t> g_epoch{1};  // bumped whenever a handle dies or a current pool changes
-
-uint64_t default_capacity() {
-  auto& d = Driver::get();
-  return round_up(d.device_count() ? d.dev(0).cfg.total_mem : kPoolChunk, kPoolChunk);
-}
-
-uint64_t capacity_for(const Pool::Props& p) {
-  if (p.max_size) return p.max_size > UINT64_MAX - kPoolChunk ? UINT64_MAX : round_up(p.max_size, kPoolChunk);
-  if (p.loc_type == CU_MEM_LOCATION_TYPE_DEVICE)
-    return round_up(Driver::get().dev(p.loc_id).cfg.total_mem, kPoolChunk);
-  return default_capacity();
-}
-
-bool counts_against_va(const Pool::Props& p) {
-  return p.type == CU_MEM_ALLOCATION_TYPE_PINNED && p.loc_type == CU_MEM_LOCATION_TYPE_DEVICE;
-}
-
-// Every device's default pool holds its share of the budget from the start (measured).
-void init_va(Table& t) {
-  if (t.va_init) return;
-  t.va_init = true;
-  auto& d = Driver::get();
-  for (int i = 0; i < d.device_count(); ++i) t.va_used += round_up(d.dev(i).cfg.total_mem, kPoolChunk);
-}
-
-PoolPtr make_pool(Table& t, const Pool::Props& p, uint64_t cap, bool is_default) {
-  auto pool = make_fresh<Pool>(p, cap, Driver::get().device_count(), is_default);
-  // Handles are numbers, not addresses: a stale or forged handle never aliases a pool.
-  uintptr_t h = 0x5ea1'0000'0000ull + (t.next_id++ << 8);
-  pool->set_handle(h);
-  t.live.emplace(h, pool);
-  return pool;
-}
-
-}  // namespace
-
-size_t live_pool_count() {
-  Table& t = table();
-  std::shared_lock lk(t.m);
-  return t.live.size();
-}
-
-PoolPtr find_pool(const void* handle) {
-  if (!handle) return nullptr;
-  Table& t = table();
-  std::shared_lock lk(t.m);
-  auto it = t.live.find(reinterpret_cast<uintptr_t>(handle));
-  return it == t.live.end() ? nullptr : it->second;
-}
-
-Errc pool_arg(const void* h, const char* api, PoolPtr& out) {
-  if (!h) return fail(Errc::invalid_value, "{}: the pool handle is NULL", api);
-  out = find_pool(h);
-  if (!out)
-    return fail(Errc::invalid_value, "{}: {} is not a live memory pool (destroyed with cuMemPoolDestroy, never "
-                "created, or not a pool handle)", api, h);
-  return Errc::success;
-}
-
-Errc create_pool(const Pool::Props& p, const char* api, PoolPtr& out) {
-  Table& t = table();
-  std::unique_lock lk(t.m);
-  init_va(t);
-  uint64_t cap = capacity_for(p);
-  if (counts_against_va(p)) {
-    if (cap > kPoolVaBudget || t.va_used + cap > kPoolVaBudget)
-      return fail(Errc::out_of_memory, "{}: a pool of capacity {} bytes{} does not fit in the device address space "
-                  "left for pools ({} of {} bytes are reserved by live pools, each pool reserving its maxSize, or "
-                  "the device's memory when maxSize is 0)", api, cap, p.max_size ? "" : " (maxSize 0: device memory)",
-                  t.va_used, kPoolVaBudget);
-    t.va_used += cap;
-  }
-  out = make_pool(t, p, cap, false);
-  return Errc::success;
-}
-
-Errc import_pool(const Pool::Props& p, uint64_t capacity, int fd, const ipc::Token& token, const char* api,
-                 PoolPtr& out) {
-  Table& t = table();
-  std::unique_lock lk(t.m);
-  // Measured: importing one pool again (the same descriptor or another export of it) gives
-  // the same handle.
-  for (auto& [h, live] : t.live)
-    if (live->imported() && live->token() == token) {
-      ::close(fd);
-      out = live;
-      return Errc::success;
-    }
-  auto pool = make_pool(t, p, capacity, false);
-  if (Errc e = pool->attach_import(fd, token, api); e != Errc::success) {
-    t.live.erase(pool->handle());
-    return e;
-  }
-  out = std::move(pool);
-  return Errc::success;
-}
-
-Errc destroy_pool(const void* handle, const char* api) {
-  Table& t = table();
-  PoolPtr pool;
-  {
-    std::unique_lock lk(t.m);
-    auto it = t.live.find(reinterpret_cast<uintptr_t>(handle));
-    if (it == t.live.end())
-      return fail(Errc::invalid_value, "{}: {} is not a live memory pool (destroyed already, or never created)", api,
-                  handle);
-    pool = it->second;
-    if (pool->is_default())
-      return fail(Errc::invalid_value, "{}: {} is a default pool, which cannot be destroyed", api, pool->describe());
-    if (pool->imported() && pool->has_imports())  // measured
-      return fail(Errc::invalid_value, "{}: {} still holds imported pointers; free them (cuMemFree / cuMemFreeAsync) "
-                  "before destroying the imported pool", api, pool->describe());
-    t.live.erase(it);
-    // Only created pools reserved address space (create_pool); an imported one never added its
-    // capacity, and subtracting it wrapped va_used around, so that every later cuMemPoolCreate
-    // failed with OUT_OF_MEMORY (found by conformance test_ipc_kill_stress).
-    if (counts_against_va(pool->props()) && !pool->imported()) t.va_used -= pool->capacity();
-    // A location whose current pool this was falls back. A device's pinned location
-    // gets that device's default pool (documented). Measured on driver 580, any other
-    // location (host, host NUMA, managed) gets device 0's default pinned pool when that
-    // pool exists already, and its own default pool otherwise.
-    const Key dev0{CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ALLOCATION_TYPE_PINNED};
-    for (auto& [k, cur] : t.current) {
-      if (cur != pool) continue;
-      const bool device_pinned = k.loc_type == CU_MEM_LOCATION_TYPE_DEVICE && k.type == CU_MEM_ALLOCATION_TYPE_PINNED;
-      auto d = t.defaults.find(device_pinned ? k : dev0);
-      cur = d != t.defaults.end() ? d->second : nullptr;  // null: the location's own default, lazily
-    }
-    std::erase_if(t.current, [](auto& kv) { return kv.second == nullptr; });
-    g_epoch.fetch_add(1, std::memory_order_acq_rel);
-  }
-  pool->mark_destroyed();
-  // This thread's cache of its device's current pool (current_device_pool) would keep the
-  // pool's memfd and window until its next allocation; another thread's goes at its next one.
-  if (ThreadState& t = ts(); t.pool == pool) t.pool.reset();
-  return Errc::success;
-}
-
-PoolPtr default_pool(CUmemLocationType type, int id, CUmemAllocationType at) {
-  Table& t = table();
-  Key k = key_of(type, id, at);
-  {
-    std::shared_lock lk(t.m);
-    if (auto it = t.defaults.find(k); it != t.defaults.end()) return it->second;
-  }
-  std::unique_lock lk(t.m);
-  init_va(t);
-  if (auto it = t.defaults.find(k); it != t.defaults.end()) return it->second;
-  Pool::Props p;
-  p.type = at;
-  p.loc_type = type;
-  p.loc_id = k.loc_id;
-  auto pool = make_pool(t, p, capacity_for(p), true);
-  t.defaults.emplace(k, pool);
-  return pool;
-}
-
-PoolPtr current_pool(CUmemLocationType type, int id, CUmemAllocationType at) {
-  {
-    Table& t = table();
-    std::shared_lock lk(t.m);
-    if (auto it = t.current.find(key_of(type, id, at)); it != t.current.end()) return it->second;
-  }
-  return default_pool(type, id, at);
-}
-
-void set_current_pool(CUmemLocationType type, int id, CUmemAllocationType at, const PoolPtr& p) {
-  Table& t = table();
-  std::unique_lock lk(t.m);
-  t.current[key_of(type, id, at)] = p;
-  g_epoch.fetch_add(1, std::memory_order_acq_rel);
-}
-
-Pool* current_device_pool(int dev) {
-  ThreadState& t = ts();
-  uint64_t e = g_epoch.load(std::memory_order_acquire);
-  if (t.pool_dev != dev || t.pool_epoch != e || !t.pool) {
-    t.pool = current_pool(CU_MEM_LOCATION_TYPE_DEVICE, dev, CU_MEM_ALLOCATION_TYPE_PINNED);
-    t.pool_dev = dev;
-    t.pool_epoch = e;
-  }
-  return t.pool.get();
-}
-
-void pools_after_sync() noexcept {
-  // Only pools with work to do are listed (destroyed ones whose memory is in use included).
-  if (!attention_any()) return;
-  std::vector<PoolPtr> pools;
-  try {
-    attention_snapshot(pools);
-  } catch (...) {
-    return;
-  }
-  for (auto& p : pools) p->after_sync();
 }
 
 }  // namespace cuda_shim::mem

@@ -23,7 +23,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,6 +32,7 @@
 #include "core/spinlock.hpp"
 #include "ipc/shareable.hpp"
 #include "memory/pool_attention.hpp"
+#include "memory/pool_imports.hpp"
 #include "memory/pool_index.hpp"
 
 namespace cuda_shim {
@@ -46,6 +46,8 @@ constexpr size_t kPoolAlign = 512;               // sub-allocation granularity a
 // Device virtual address space all pools reserve from: measured, 466 pools of default size
 // (the H200's 150 GB) fit beside the two default pools, a 64 TiB pool does not.
 constexpr uint64_t kPoolVaBudget = uint64_t(1) << 46;
+// How much address space one pool's window takes at most (pool.cpp).
+size_t pool_window_cap();
 
 struct PoolBlock;
 
@@ -168,7 +170,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   // any pending free, with a dependency); null when none.
   PoolBlock* first_fit(size_t r, Stream& s, bool internal_ok);
   PoolBlock* take(PoolBlock* u, size_t r, size_t req);
-  void claim(PoolBlock* u, size_t req);
+  void claim(PoolBlock* u, size_t req, bool fix);
   bool commit_range(uintptr_t off, size_t len);
   void busy(uintptr_t off, size_t len, bool add);
   bool eligible(const PoolBlock& b, Stream& s) const;
@@ -176,6 +178,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   void settle_observed();
   PoolBlock* merge_settled(PoolBlock* b);
   StreamEntry& entry_for(Stream& s);
+  StreamEntry& entry_slow(Stream& s);
   void grow_chunks(size_t n);
   void unpark_all();
   void pend(PoolBlock* b, StreamEntry& e, uint64_t seq);
@@ -184,6 +187,13 @@ class Pool : public std::enable_shared_from_this<Pool> {
   void decommit(size_t chunk);
   void refresh_attention();
   void verify(const char* where) const;  // CUDA_SHIM_CHECK_POOLS=1: every invariant, or abort
+  // The live allocation starting exactly at offset off (the hot one or the hash's).
+  PoolBlock* find_live(uintptr_t off) const;
+  PoolBlock* take_live(uintptr_t off);
+  // Whether p starts a live allocation; its requested bytes and buffer id.
+  bool live_start(uintptr_t p, size_t& req, uint64_t& id) const;
+  // Why p (in the window or not) is not a live allocation's start, for `verb` ("free").
+  Errc not_live(uintptr_t p, const char* api, const char* verb, bool within_req) const;
 
   Props props_;
   uint64_t capacity_;
@@ -198,7 +208,9 @@ class Pool : public std::enable_shared_from_this<Pool> {
   char* shadow_ = nullptr;
   int fd_ = -1;
   PoolBlock* root_ = nullptr;   // treap of every block by address
-  BlockHash hash_;       // live blocks by base offset
+  BlockHash hash_;       // live blocks by base offset, but for hot_
+  // The latest allocation, kept out of hash_: the common alloc/free pair touches no table.
+  PoolBlock* hot_ = nullptr;
   ParkedFrees parked_;   // pending frees not yet folded into the treap (pool_index.hpp)
   StreamEntry* last_entry_ = nullptr;
   PoolBlock* spare_ = nullptr;  // recycled block records
@@ -226,12 +238,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   ipc::Token token_;
   bool imported_ = false;
   std::atomic<bool> exported_{false};  // a shareable handle of the pool was handed out
-  // Importer: the allocations imported, by offset.
-  struct Imported {
-    size_t size = 0;
-    uint64_t buffer_id = 0;
-  };
-  std::map<uintptr_t, Imported> imports_;
+  ImportTable imports_;  // importer: the allocations imported, by offset
   Errc map_window(int fd, size_t len, const char* api);
   Errc free_imported(uintptr_t p, const char* api, bool& retire);
   bool lookup_imported(uintptr_t p, PoolAlloc& out) const;
@@ -246,6 +253,10 @@ PoolPtr find_pool(const void* handle);
 size_t live_pool_count();
 // The same for an entry's pool argument: INVALID_VALUE, explained, when it is not a live pool.
 Errc pool_arg(const void* handle, const char* api, PoolPtr& out);
+// The same without a reference: the pool stays alive while this thread's handle cache holds
+// it, at least until the thread's next pool lookup (hot paths: allocation, pointer import).
+Errc pool_arg(const void* handle, const char* api, Pool*& out);
+Pool* find_pool_fast(const void* handle);
 // Registers a new pool (after validation); charges its capacity against the VA budget.
 Errc create_pool(const Pool::Props& p, const char* api, PoolPtr& out);
 // Registers a pool imported from an exporter's descriptor (cuMemPoolImportFromShareableHandle).

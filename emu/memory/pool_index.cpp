@@ -49,31 +49,25 @@ PoolBlock* BlockHash::take(uintptr_t off) {
   return b;
 }
 
-void ParkedFrees::push(uintptr_t off, PoolBlock* b) {
-  size_t i = h_.size();
-  h_.push_back(Entry{off, b});
-  while (i > 0) {
-    size_t p = (i - 1) / 2;
-    if (h_[p].off <= off) break;
-    h_[i] = h_[p];
-    i = p;
-  }
-  h_[i] = Entry{off, b};
-}
-
 void ParkedFrees::pop() {
   Entry last = h_.back();
   h_.pop_back();
-  if (h_.empty()) return;
   const size_t n = h_.size();
+  if (n == 0) return;
+  // Floyd's pop: walk the hole down to a leaf along the smaller children (one comparison a
+  // level, no early exit to mispredict), then let the last entry rise from there. The entry
+  // taken from the back is among the largest, so it rarely rises far.
   size_t i = 0;
-  for (;;) {
-    size_t c = 2 * i + 1;
-    if (c >= n) break;
-    if (c + 1 < n && h_[c + 1].off < h_[c].off) ++c;
-    if (last.off <= h_[c].off) break;
+  for (size_t c = 1; c < n; c = 2 * i + 1) {
+    c += (c + 1 < n && h_[c + 1].off < h_[c].off);
     h_[i] = h_[c];
     i = c;
+  }
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (h_[p].off <= last.off) break;
+    h_[i] = h_[p];
+    i = p;
   }
   h_[i] = last;
 }

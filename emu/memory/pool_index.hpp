@@ -39,7 +39,17 @@ class ParkedFrees {
   bool empty() const { return h_.empty(); }
   size_t size() const { return h_.size(); }
   PoolBlock* top() const { return h_.front().b; }
-  void push(uintptr_t off, PoolBlock* b);
+  void push(uintptr_t off, PoolBlock* b) {  // inline: the common free parks into an empty set
+    size_t i = h_.size();
+    h_.push_back(Entry{off, b});
+    while (i > 0) {
+      size_t p = (i - 1) / 2;
+      if (h_[p].off <= off) break;
+      h_[i] = h_[p];
+      i = p;
+    }
+    h_[i] = Entry{off, b};
+  }
   void pop();
   // Hands every parked block to f (any order) and empties the set.
   template <class F>
