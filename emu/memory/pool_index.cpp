@@ -49,7 +49,7 @@ PoolBlock* BlockHash::take(uintptr_t off) {
   return b;
 }
 
-void ParkedFrees::pop() {
+void ParkedFrees::heap_pop() {
   Entry last = h_.back();
   h_.pop_back();
   const size_t n = h_.size();
@@ -70,6 +70,23 @@ void ParkedFrees::pop() {
     i = p;
   }
   h_[i] = last;
+}
+
+void ParkedFrees::consolidate() {
+  run_.insert(run_.end(), h_.begin(), h_.end());
+  h_.clear();
+  // LSD radix sort, a byte of the offset at a time above the 512-byte granule (parked blocks
+  // start on granules, and any order within one granule would do), highest offset first.
+  uintptr_t all = 0;
+  for (const Entry& e : run_) all |= e.off;
+  tmp_.resize(run_.size());
+  for (unsigned shift = 9; shift < 64 && (all >> shift); shift += 8) {
+    size_t count[257] = {};
+    for (const Entry& e : run_) ++count[256 - ((e.off >> shift) & 255)];
+    for (size_t d = 1; d < 257; ++d) count[d] += count[d - 1];
+    for (const Entry& e : run_) tmp_[count[255 - ((e.off >> shift) & 255)]++] = e;
+    run_.swap(tmp_);
+  }
 }
 
 }  // namespace cuda_shim::mem

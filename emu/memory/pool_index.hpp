@@ -36,9 +36,16 @@ class BlockHash {
 
 class ParkedFrees {
  public:
-  bool empty() const { return h_.empty(); }
-  size_t size() const { return h_.size(); }
-  PoolBlock* top() const { return h_.front().b; }
+  bool empty() const { return h_.empty() && run_.empty(); }
+  size_t size() const { return h_.size() + run_.size(); }
+  // The lowest parked block (not empty). Many frees in a row (a batch freed before the next
+  // allocation) are sorted into a run once, so that taking them back in order costs O(1)
+  // each instead of a heap pop's O(log n) chain of dependent loads.
+  PoolBlock* top() {
+    if (h_.size() >= kBulk && h_.size() * 4 >= run_.size()) [[unlikely]]
+      consolidate();
+    return from_run() ? run_.back().b : h_.front().b;
+  }
   void push(uintptr_t off, PoolBlock* b) {  // inline: the common free parks into an empty set
     size_t i = h_.size();
     h_.push_back(Entry{off, b});
@@ -50,16 +57,23 @@ class ParkedFrees {
     }
     h_[i] = Entry{off, b};
   }
-  void pop();
+  // Removes the block top() returned.
+  void pop() {
+    if (from_run()) run_.pop_back();
+    else heap_pop();
+  }
   // Hands every parked block to f (any order) and empties the set.
   template <class F>
   void drain(F&& f) {
     for (auto& e : h_) f(e.b);
+    for (auto& e : run_) f(e.b);
     h_.clear();
+    run_.clear();
   }
   template <class F>
   void each(F&& f) const {
     for (auto& e : h_) f(e.b);
+    for (auto& e : run_) f(e.b);
   }
 
  private:
@@ -67,7 +81,13 @@ class ParkedFrees {
     uintptr_t off;
     PoolBlock* b;
   };
-  std::vector<Entry> h_;  // binary min-heap by offset
+  static constexpr size_t kBulk = 64;
+  bool from_run() const { return !run_.empty() && (h_.empty() || run_.back().off < h_.front().off); }
+  void heap_pop();
+  void consolidate();  // moves the heap's entries into the run, sorted (radix, by granule)
+  std::vector<Entry> h_;    // binary min-heap by offset
+  std::vector<Entry> run_;  // sorted by offset, highest first: the lowest is at the back
+  std::vector<Entry> tmp_;  // scratch of the sort
 };
 
 }  // namespace cuda_shim::mem
