@@ -241,6 +241,22 @@ PoolBlock* t_find_run(PoolBlock* n, uintptr_t base, size_t r, uintptr_t from) {
 
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
+// The pool's lock on the allocation paths: the uncontended exchange inline, the spinning
+// SpinLock::lock only when another thread holds it.
+class Held {
+ public:
+  explicit Held(SpinLock& m) : m_(m) {
+    if (!m_.try_lock()) [[unlikely]]
+      m_.lock();
+  }
+  ~Held() { m_.unlock(); }
+  Held(const Held&) = delete;
+  Held& operator=(const Held&) = delete;
+
+ private:
+  SpinLock& m_;
+};
+
 uint64_t mix64(uint64_t x) {  // splitmix64's finalizer
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ull;
@@ -725,7 +741,7 @@ Errc Pool::alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
                 "brought in with cuMemPoolImportPointer and never allocate", api, describe());
   std::vector<Dep> deps;  // pending frees of other streams this allocation reuses
   {
-    std::lock_guard lk(m_);
+    Held lk(m_);
     if (bytes > capacity_ || bytes > SIZE_MAX - kPoolAlign)
       return fail(Errc::out_of_memory, "{}: {} bytes requested from {}, whose capacity is {} bytes{}", api, bytes,
                   describe(), capacity_, props_.max_size ? " (its maxSize rounded up to 32 MiB)" : "");
@@ -799,7 +815,7 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
     return e;
   }
   {
-    std::lock_guard lk(m_);
+    Held lk(m_);
     PoolBlock* b = window_ && p - window_ < window_size_ ? take_live(p - window_) : nullptr;
     if (!b) return not_live(p, api, "free", false);
     used_ -= b->req;

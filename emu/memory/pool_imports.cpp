@@ -13,30 +13,43 @@ ImportTable::Entry* ImportTable::find(uintptr_t off) {
   }
 }
 
-void ImportTable::insert(uintptr_t off, size_t size, uint64_t buffer_id) {
-  if ((count_ + 1) * 2 > t_.size()) {
-    std::vector<Entry> old(t_.size() ? t_.size() * 2 : 16);
-    old.swap(t_);
-    shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(t_.size()));
-    const size_t mask = t_.size() - 1;
-    for (const Entry& e : old)
-      if (e.size)
-        for (size_t i = slot(e.off);; i = (i + 1) & mask)
-          if (!t_[i].size) {
-            t_[i] = e;
-            break;
-          }
-  }
+void ImportTable::grow() {
+  std::vector<Entry> old(t_.size() ? t_.size() * 2 : 16);
+  old.swap(t_);
+  shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(t_.size()));
   const size_t mask = t_.size() - 1;
-  for (size_t i = slot(off);; i = (i + 1) & mask)
-    if (!t_[i].size) {
-      t_[i] = Entry{off, size, buffer_id};
-      break;
+  for (const Entry& e : old)
+    if (e.size)
+      for (size_t i = slot(e.off);; i = (i + 1) & mask)
+        if (!t_[i].size) {
+          t_[i] = e;
+          break;
+        }
+}
+
+ImportTable::Entry* ImportTable::emplace(uintptr_t off, size_t size, uint64_t buffer_id, bool& fresh) {
+  if ((count_ + 1) * 2 > t_.size()) grow();
+  const size_t mask = t_.size() - 1;
+  size_t i = slot(off);
+  for (;; i = (i + 1) & mask) {
+    if (!t_[i].size) break;
+    if (t_[i].off == off) {
+      fresh = false;
+      return &t_[i];
     }
+  }
+  fresh = true;
+  t_[i] = Entry{off, size, buffer_id};
   ++count_;
-  max_size_ = std::max(max_size_, size);
+  if (size > max_size_) max_size_ = size;
   unaligned_ |= (off & ((size_t(1) << kGranule) - 1)) != 0;
   stale_ = true;
+  return &t_[i];
+}
+
+void ImportTable::insert(uintptr_t off, size_t size, uint64_t buffer_id) {
+  bool fresh = false;
+  emplace(off, size, buffer_id, fresh);
 }
 
 bool ImportTable::erase(uintptr_t off) {

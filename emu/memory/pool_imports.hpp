@@ -22,6 +22,8 @@ class ImportTable {
   const Entry* find(uintptr_t off) const { return const_cast<ImportTable*>(this)->find(off); }
   // Adds an import at off (not present); size > 0.
   void insert(uintptr_t off, size_t size, uint64_t buffer_id);
+  // The import at off if there is one (fresh = false); else adds it with one probe.
+  Entry* emplace(uintptr_t off, size_t size, uint64_t buffer_id, bool& fresh);
   bool erase(uintptr_t off);
   // The import with the greatest start <= off, when it holds off; null otherwise.
   const Entry* containing(uintptr_t off) const;
@@ -32,6 +34,7 @@ class ImportTable {
   static constexpr unsigned kGranule = 9;   // 512-byte allocation granularity
   static constexpr size_t kProbeBack = 64;  // granules looked at before the sorted keys
   size_t slot(uintptr_t off) const { return ((off >> kGranule) * 0x9E3779B97F4A7C15ull) >> shift_; }
+  void grow();
   std::vector<Entry> t_;
   size_t count_ = 0;
   unsigned shift_ = 64;

@@ -118,7 +118,9 @@ Errc Pool::import_pointer(const unsigned char data[64], uintptr_t& out, const ch
   std::lock_guard lk(m_);
   if (x.offset >= window_size_ || x.size == 0 || x.size > window_size_ - x.offset)
     return fail(Errc::invalid_value, "{}: shareData names bytes beyond {}", api, describe());
-  if (imports_.find(x.offset)) {
+  bool fresh = false;
+  ImportTable::Entry* e = imports_.emplace(x.offset, x.size, 0, fresh);
+  if (!fresh) {
     // Measured: a device pool's pointer imported again is the same mapping (one free frees
     // it); a host-located pool's is refused.
     if (host_located())
@@ -127,7 +129,7 @@ Errc Pool::import_pointer(const unsigned char data[64], uintptr_t& out, const ch
     out = window_ + x.offset;
     return Errc::success;
   }
-  imports_.insert(x.offset, x.size, (uint64_t(1) << 62) | ((handle_ >> 8) << 36) | ++next_buffer_);
+  e->buffer_id = (uint64_t(1) << 62) | ((handle_ >> 8) << 36) | ++next_buffer_;
   ++live_;
   out = window_ + x.offset;
   return Errc::success;
