@@ -736,6 +736,28 @@ Errc Pool::not_live(uintptr_t p, const char* api, const char* verb, bool within_
 }
 
 Errc Pool::alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
+  // The common case first, before anything the general path sets up: the lowest parked free
+  // fits exactly and s may reuse it (the same conditions as the fast path below).
+  if (!imported_ && bytes <= capacity_ && bytes <= SIZE_MAX - kPoolAlign) [[likely]] {
+    Held lk(m_);
+    if (window_ && !parked_.empty()) {
+      PoolBlock* h = parked_.top();
+      if (h->size == round_up(bytes, kPoolAlign) && h->off < root_->lead &&
+          (!h->tag || static_cast<const StreamEntry*>(h->tag)->s.get() == &s || eligible(*h, s))) {
+        parked_.pop();
+        h->parked = false;
+        unpend(h);
+        out = window_ + h->off;
+        claim(h, bytes, false);
+        if (checking()) verify("alloc");
+        return Errc::success;
+      }
+    }
+  }
+  return alloc_slow(bytes, s, api, out);
+}
+
+Errc Pool::alloc_slow(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
   if (imported_)
     return fail(Errc::invalid_value, "{}: {} was imported from another process; imported pools only hold pointers "
                 "brought in with cuMemPoolImportPointer and never allocate", api, describe());

@@ -164,6 +164,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   struct StreamEntry;
   // All private members are used with m_ held.
   Errc reserve_window(const char* api);
+  Errc alloc_slow(size_t bytes, Stream& s, const char* api, uintptr_t& out);
   PoolBlock* new_block();
   void drop_block(PoolBlock* b);
   // The block at the lowest address where r bytes fit for stream s (internal_ok: reusing
