@@ -6,10 +6,12 @@
 // An arena is one sealed memfd of kArenaBytes (sparse: only touched pages cost memory), mapped
 // once as the user's view (PROT_NONE for device memory, so host dereferences fault as on a GPU)
 // and, for device memory, once more as the read-write shadow the emulator copies through.
-// Extents are page multiples; a freed extent's pages are punched out of the file (the memory
-// returns to the system, and the next allocation there reads zeros). An arena lives while any
-// extent of it does; the newest one of each class is kept as a spare so that alloc/free loops
-// do not create and destroy arenas.
+// Extents are page multiples; the next allocation in a freed extent reads zeros: its resident
+// pages are zeroed in place and kept, up to a bound over all arenas (device and pinned memory),
+// so a copy into a reallocated extent does not fault every page in again; past the bound (and
+// for managed memory) they are punched out of the file and the memory returns to the system.
+// An arena lives while any extent of it does; the newest one of each class is kept as a spare
+// so that alloc/free loops do not create and destroy arenas.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +37,8 @@ struct ArenaExtent {
 // Carves len bytes (a page multiple) whose user address is a multiple of align (a power of two,
 // at least a page). False with errno set when no arena can be made or mapped.
 bool carve(ArenaClass c, size_t len, size_t align, ArenaExtent& out) noexcept;
-// Returns an extent: its pages are punched out and its views restored to the class's defaults.
+// Returns an extent: its pages are zeroed (kept) or punched out, its views restored to the
+// class's defaults.
 void release(const ArenaExtent& e) noexcept;
 // Maps the arena's own pages back under both views of e (after they were given to another
 // file, see Backing::shareable_fd). False (errno set) if a view could not be restored.

@@ -68,6 +68,9 @@ struct FillOp {
   void run() const;
 };
 
+// n bytes at p set to zero, split over the copy threads where large (as a fill would be).
+void zero_bytes(char* p, size_t n);
+
 // Submission. Synchronous forms run in order on the default stream (legacy, or
 // per-thread for _ptds) and return when done; async forms queue on hStream.
 struct Submit {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "core/parallel.hpp"
 #include "memory/copy.hpp"
@@ -28,9 +29,20 @@ constexpr size_t kPartMin = size_t(1) << 20;
 // memcpy at 256 MiB, one thread and several).
 constexpr size_t kStreamMin = size_t(16) << 20;
 
+// Parts above one per thread, where each stays this large: threads claim parts as they go, so a
+// helper the OS delayed (or one that runs slower) leaves its remaining parts to the others instead
+// of the whole operation waiting for its one fixed share.
+constexpr size_t kBalanceMin = size_t(4) << 20;
+constexpr size_t kPartsPerThread = 4;
+// Rows up to this wide are copied several at a time (copy_rows_stream); wider ones run long
+// enough for the prefetchers on their own.
+constexpr size_t kNarrowRow = size_t(64) << 10;
+
 size_t parts_for(size_t bytes) {
   if (bytes < kSplitMin) return 1;
-  return std::max<size_t>(1, std::min<size_t>(par::threads(), bytes / kPartMin));
+  const size_t t = par::threads();
+  const size_t n = std::max(std::min(t, bytes / kPartMin), std::min(t * kPartsPerThread, bytes / kBalanceMin));
+  return std::max<size_t>(1, n);
 }
 
 // Where part i of n starts in [0, total): page-aligned in the destination's address, so no two
@@ -105,6 +117,58 @@ void copy_stream(char* d, const char* s, size_t n) {
   std::memcpy(d, s, n & 63);
 #else
   std::memcpy(d, s, n);
+#endif
+}
+
+#if defined(__x86_64__)
+// One 64-byte line, d 64-byte aligned, with non-temporal stores.
+inline void line_stream(char* d, const char* s) {
+  const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16));
+  const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32));
+  const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 48));
+  _mm_stream_si128(reinterpret_cast<__m128i*>(d), a);
+  _mm_stream_si128(reinterpret_cast<__m128i*>(d + 16), b);
+  _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), c);
+  _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), e);
+}
+#endif
+
+// Rows [r0, r1) of `width` bytes (at most kNarrowRow), streamed kRowGroup rows at a time, a line
+// of each in turn. Copied one after another, short rows with gaps between them defeat the
+// hardware prefetchers (each row restarts a stream): measured 2x slower than one contiguous
+// copy of the same bytes for 4 KiB rows in a 4.5 KiB pitch; interleaved, several streams are in
+// flight at once (as glibc's large memcpy does across pages). Call fence() after the last one.
+template <class RowAt>
+void copy_rows_stream(size_t r0, size_t r1, size_t width, RowAt&& row_at) {
+#if defined(__x86_64__)
+  constexpr size_t kRowGroup = 8;
+  for (size_t r = r0; r < r1; r += kRowGroup) {
+    const size_t k = std::min(kRowGroup, r1 - r);
+    char* d[kRowGroup];
+    const char* s[kRowGroup];
+    size_t lines[kRowGroup], tail[kRowGroup], most = 0;
+    for (size_t j = 0; j < k; ++j) {
+      auto [dj, sj] = row_at(r + j);
+      // Lines start 64-byte aligned in the destination: the head goes through the caches.
+      const size_t head = std::min(width, (64 - (reinterpret_cast<uintptr_t>(dj) & 63u)) & 63u);
+      std::memcpy(dj, sj, head);
+      d[j] = dj + head;
+      s[j] = sj + head;
+      lines[j] = (width - head) / 64;
+      tail[j] = (width - head) % 64;
+      most = std::max(most, lines[j]);
+    }
+    for (size_t x = 0; x < most; ++x)
+      for (size_t j = 0; j < k; ++j)
+        if (x < lines[j]) line_stream(d[j] + 64 * x, s[j] + 64 * x);
+    for (size_t j = 0; j < k; ++j) std::memcpy(d[j] + lines[j] * 64, s[j] + lines[j] * 64, tail[j]);
+  }
+#else
+  for (size_t r = r0; r < r1; ++r) {
+    auto [d, s] = row_at(r);
+    std::memcpy(d, s, width);
+  }
 #endif
 }
 
@@ -207,6 +271,15 @@ void CopyOp::run() const {
     });
     return;
   }
+  // Strided, narrow rows: parts are runs of whole rows.
+  if (stream && width <= kNarrowRow) {
+    auto at = [&](size_t r) { return std::pair<char*, const char*>(row_at(dst, r), row_at(src, r)); };
+    par::run(parts, [&](size_t i) {
+      copy_rows_stream(rows * i / parts, rows * (i + 1) / parts, width, at);
+      fence();
+    });
+    return;
+  }
   // Strided: parts are runs of the row-major byte sequence (whole rows, mostly).
   par::run(parts, [&](size_t i) {
     const size_t lo = total * i / parts, hi = total * (i + 1) / parts;
@@ -242,6 +315,14 @@ void FillOp::run() const {
     const size_t lo = total / elem * i / parts * elem, hi = total / elem * (i + 1) / parts * elem;
     for_rows(row_bytes, lo, hi, [&](size_t r, size_t off, size_t n) { fill_bytes(dst.p + r * dst.pitch + off, n, value, elem, stream); });
   });
+}
+
+void zero_bytes(char* p, size_t n) {
+  FillOp f;
+  f.dst.p = p;
+  f.dst.pitch = n;
+  f.width = n;
+  f.run();
 }
 
 }  // namespace cuda_shim::mem
