@@ -104,7 +104,17 @@ struct HandleCache {
   Pool* pool;
 };
 __thread HandleCache t_handle __attribute__((tls_model("initial-exec"))) = {0, 0, nullptr};
-thread_local PoolPtr t_handle_ref;  // keeps t_handle.pool alive; touched only on a miss
+__thread bool t_handle_gone __attribute__((tls_model("initial-exec"))) = false;
+// Keeps t_handle.pool alive; touched only on a miss. When the thread's destructors run, the
+// cache is emptied with it: a later destructor's call must not find a pool nothing holds.
+struct HandleRef {
+  PoolPtr pool;
+  ~HandleRef() {
+    t_handle = HandleCache{0, 0, nullptr};
+    t_handle_gone = true;
+  }
+};
+thread_local HandleRef t_handle_ref;
 }  // namespace
 
 Pool* find_pool_fast(const void* handle) {
@@ -113,8 +123,10 @@ Pool* find_pool_fast(const void* handle) {
   if (h && t_handle.h == h && t_handle.epoch == e) return t_handle.pool;
   PoolPtr p = find_pool(handle);
   if (!p) return nullptr;
+  if (t_handle_gone) [[unlikely]]
+    return p.get();  // the thread is exiting: the table's reference holds it, uncached
   t_handle = HandleCache{h, e, p.get()};
-  t_handle_ref = std::move(p);
+  t_handle_ref.pool = std::move(p);
   return t_handle.pool;
 }
 
@@ -214,7 +226,7 @@ Errc destroy_pool(const void* handle, const char* api) {
   if (ThreadState& t = ts(); t.pool == pool) t.pool.reset();
   if (t_handle.pool == pool.get()) {
     t_handle = HandleCache{0, 0, nullptr};
-    t_handle_ref.reset();
+    t_handle_ref.pool.reset();
   }
   return Errc::success;
 }
