@@ -16,29 +16,6 @@ namespace {
 
 constexpr int kGreatestPriority = -5;  // cuCtxGetStreamPriorityRange of the measured device
 
-// resolve_event through this thread's cache of validated handles: no lock and no reference
-// count on a hit. The event stays alive until this thread's next event lookup misses.
-Errc resolve_event_raw(const void* h, const char* api, Event*& out) {
-  ThreadState& t = ts();
-  const uint64_t epoch = events().epoch();  // bumped by every destroy; read before the lookup
-  for (unsigned k = 0; k < 2; ++k)
-    if (auto& slot = t.events[k]; slot.h == h && slot.epoch == epoch && slot.e) [[likely]] {
-      t.last_event = k;
-      out = slot.e.get();
-      return Errc::success;
-    }
-  std::shared_ptr<Event> e;
-  TRY(resolve_event(h, api, e));
-  // Never the slot used last: a call that resolves two events keeps the first one's reference.
-  t.last_event ^= 1;
-  auto& slot = t.events[t.last_event];
-  slot.h = h;
-  slot.epoch = epoch;
-  slot.e = std::move(e);
-  out = slot.e.get();
-  return Errc::success;
-}
-
 Errc stream_create(CUstream* ph, unsigned flags, int priority, const char* api) {
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
@@ -91,7 +68,7 @@ Errc wait_event(CUstream hs, CUevent he, unsigned flags, bool pt, const char* ap
   std::shared_ptr<Stream> s;
   TRY(resolve_stream(hs, pt, api, s));
   Event* ev = nullptr;
-  TRY(resolve_event_raw(he, api, ev));
+  TRY(resolve_event(he, api, ev));
   if (flags & ~1u)  // CU_EVENT_WAIT_EXTERNAL
     return fail(Errc::invalid_value, "{}: flags {:#x}: only CU_EVENT_WAIT_DEFAULT and CU_EVENT_WAIT_EXTERNAL exist", api, flags);
   if (uint64_t* w = ev->shared()) {
@@ -146,7 +123,7 @@ Errc add_callback(CUstream h, CUstreamCallback cb, void* user, unsigned flags, b
 
 Errc record(CUevent he, CUstream hs, unsigned flags, bool pt, const char* api) {
   Event* ev = nullptr;
-  TRY(resolve_event_raw(he, api, ev));
+  TRY(resolve_event(he, api, ev));
   Stream* s = nullptr;
   TRY(resolve_stream(hs, pt, api, s));
   if (flags & ~1u)  // CU_EVENT_RECORD_EXTERNAL
@@ -284,7 +261,7 @@ Errc cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int f) noexcept
 
 Errc cuEventQuery(CUevent h) noexcept {
   Event* ev = nullptr;
-  TRY(resolve_event_raw(h, "cuEventQuery", ev));
+  TRY(resolve_event(h, "cuEventQuery", ev));
   if (const uint64_t* w = ev->shared()) return completed_upto(w) >= issued(w) ? Errc::success : Errc::not_ready;
   // Never recorded: nothing pending.
   return ev->state() == Event::State::pending ? Errc::not_ready : Errc::success;
@@ -292,7 +269,7 @@ Errc cuEventQuery(CUevent h) noexcept {
 
 Errc cuEventSynchronize(CUevent h) noexcept {
   Event* ev = nullptr;
-  TRY(resolve_event_raw(h, "cuEventSynchronize", ev));
+  TRY(resolve_event(h, "cuEventSynchronize", ev));
   TRY(not_in_host_function("cuEventSynchronize"));
   if (const uint64_t* w = ev->shared()) wait_shared(w, issued(w));
   switch (ev->observe_if_complete()) {
@@ -316,8 +293,8 @@ Errc cuEventElapsedTime_v2(float* ms, CUevent hStart, CUevent hEnd) noexcept {
   // The driver answers a NULL output with CUDA_ERROR_INVALID_HANDLE (measured), not INVALID_VALUE.
   if (!ms) return fail(Errc::invalid_handle, "{}: pMilliseconds is NULL", api);
   Event *a = nullptr, *b = nullptr;
-  TRY(resolve_event_raw(hStart, api, a));
-  TRY(resolve_event_raw(hEnd, api, b));
+  TRY(resolve_event(hStart, api, a));
+  TRY(resolve_event(hEnd, api, b));
   if (!a->timing() || !b->timing())
     return fail(Errc::invalid_handle, "{}: an event created with CU_EVENT_DISABLE_TIMING has no timestamp", api);
   Event::TimePoint ta{}, tb{};

@@ -14,23 +14,24 @@ namespace {
 std::atomic<uint64_t> g_next_ctx_id{1};
 }  // namespace
 
+// Start at 1: the thread caches' empty slots hold epoch 0.
+constinit std::atomic<uint64_t> g_ctx_epoch{1}, g_stream_epoch{1}, g_event_epoch{1};
+
 Registry<Context>& contexts() {
-  static auto* r = new Registry<Context>();
+  static auto* r = new Registry<Context>(g_ctx_epoch);
   return *r;
 }
 Registry<Stream>& streams() {
-  static auto* r = new Registry<Stream>();
+  static auto* r = new Registry<Stream>(g_stream_epoch);
   return *r;
 }
 Registry<Event>& events() {
-  static auto* r = new Registry<Event>();
+  static auto* r = new Registry<Event>(g_event_epoch);
   return *r;
 }
 
 Context::Context(Device* dev, unsigned flags, bool primary)
-    : dev_(dev), flags_(flags), primary_(primary), id_(g_next_ctx_id.fetch_add(1)) {}
-
-int Context::ordinal() const { return dev_->ordinal; }
+    : dev_(dev), ordinal_(dev->ordinal), flags_(flags), primary_(primary), id_(g_next_ctx_id.fetch_add(1)) {}
 
 void Context::set_active(bool a) {
   active_.store(a, std::memory_order_release);
@@ -107,16 +108,15 @@ void Context::teardown() {
 
 std::vector<void*>& ctx_stack() { return ts().stack; }
 
-Context* current_context_raw() {
-  ThreadState& t = ts();
+Context* current_context_slow(ThreadState& t) {
   if (t.stack.empty()) return nullptr;
   void* h = t.stack.back();
-  uint64_t e = contexts().epoch();  // read before the lookup: a later change re-validates
-  if (h != t.ctx_handle || e != t.ctx_epoch) {
-    t.ctx = contexts().find(h);
-    t.ctx_handle = h;
-    t.ctx_epoch = e;
-  }
+  const uint64_t e = contexts().epoch();  // read before the lookup: a later change re-validates
+  std::shared_ptr<Context> c = contexts().find(h);
+  t.ctx_ok = c && c->active();  // read after the epoch too: set_active bumps it after the store
+  t.ctx = std::move(c);
+  t.ctx_handle = h;
+  t.ctx_epoch = e;
   return t.ctx.get();
 }
 
@@ -125,7 +125,7 @@ std::shared_ptr<Context> current_context() {
   return ts().ctx;
 }
 
-Errc require_context(const char* api, Context*& out) {
+Errc require_context_slow(const char* api, Context*& out) {
   if (Errc e = Driver::get().require_init(api); e != Errc::success) return e;
   ThreadState& t = ts();
   if (t.stack.empty())
@@ -169,7 +169,7 @@ Errc wrong_kind(const void* h, char want, const char* api) {
               other, kind);
 }
 
-Errc resolve_stream(const void* h, bool per_thread_default, const char* api, Stream*& out) {
+Errc resolve_stream_slow(const void* h, bool per_thread_default, const char* api, Stream*& out) {
   auto v = reinterpret_cast<uintptr_t>(h);
   if (v == 0 || v == 1 || v == 2) {
     Context* ctx = nullptr;
@@ -181,7 +181,7 @@ Errc resolve_stream(const void* h, bool per_thread_default, const char* api, Str
   // A cache hit implies the driver was initialized when the slot was filled.
   ThreadState& t = ts();
   const uint64_t se = streams().epoch(), ce = contexts().epoch();
-  for (unsigned i = 0, k = t.last_slot; i < 4; ++i, k = (k + 1) & 3) {
+  for (unsigned k = 0; k < 4; ++k) {
     auto& slot = t.streams[k];
     if (slot.h == h && slot.stream_epoch == se && slot.ctx_epoch == ce && slot.s) {
       t.last_slot = k;
@@ -212,8 +212,7 @@ Errc resolve_stream(const void* h, bool per_thread_default, const char* api, std
   return Errc::success;
 }
 
-Errc not_in_host_function(const char* api) {
-  if (!ts().in_host_fn) return Errc::success;
+Errc in_host_function(const char* api) {
   return fail(Errc::not_permitted, "{}: called from inside a host function (cuLaunchHostFunc / cuStreamAddCallback), "
               "whose stream cannot complete until it returns; host functions must not make CUDA calls", api);
 }
@@ -223,6 +222,26 @@ Errc resolve_event(const void* h, const char* api, std::shared_ptr<Event>& out) 
   out = events().find(h);
   if (Errc e = out ? Errc::success : wrong_kind(h, 'e', api); e != Errc::success && e != Errc::invalid_handle) return e;
   if (!out) return fail(Errc::invalid_handle, "{}: event {} is not a live event (destroyed, or never created)", api, h);
+  return Errc::success;
+}
+
+Errc resolve_event_slow(const void* h, const char* api, Event*& out) {
+  ThreadState& t = ts();
+  const uint64_t epoch = events().epoch();  // bumped by every destroy; read before the lookup
+  if (auto& slot = t.events[t.last_event ^ 1]; slot.h == h && slot.epoch == epoch && slot.e) {
+    t.last_event ^= 1;
+    out = slot.e.get();
+    return Errc::success;
+  }
+  std::shared_ptr<Event> e;
+  if (Errc r = resolve_event(h, api, e); r != Errc::success) return r;
+  // Never the slot used last: a call that resolves two events keeps the first one's reference.
+  t.last_event ^= 1;
+  auto& slot = t.events[t.last_event];
+  slot.h = h;
+  slot.epoch = epoch;
+  slot.e = std::move(e);
+  out = slot.e.get();
   return Errc::success;
 }
 

@@ -10,6 +10,7 @@
 #include "core/errc.hpp"
 #include "core/registry.hpp"
 #include "core/stream.hpp"
+#include "core/thread_state.hpp"
 
 namespace cuda_shim {
 
@@ -19,7 +20,7 @@ class Context : public std::enable_shared_from_this<Context> {
  public:
   Context(Device* dev, unsigned flags, bool primary);
   Device* device() const { return dev_; }
-  int ordinal() const;
+  int ordinal() const { return ordinal_; }
   bool primary() const { return primary_; }
   uint64_t id() const { return id_; }
   unsigned flags() const { return flags_.load(); }
@@ -50,6 +51,7 @@ class Context : public std::enable_shared_from_this<Context> {
 
  private:
   Device* dev_;
+  int ordinal_;
   std::atomic<unsigned> flags_;
   bool primary_;
   uint64_t id_;
@@ -62,17 +64,43 @@ class Context : public std::enable_shared_from_this<Context> {
 Registry<Context>& contexts();
 Registry<Stream>& streams();
 Registry<Event>& events();
+// Their epochs (Registry::epoch), kept in constant-initialized globals so that the hit paths
+// below read each with one load, without reaching the registry.
+extern std::atomic<uint64_t> g_ctx_epoch, g_stream_epoch, g_event_epoch;
 
 // Thread's context stack. Entries are handles, validated on every use.
 std::vector<void*>& ctx_stack();
+
+// The thread's cache of its current context answers (no call, no lock, no reference count): the
+// handle on top of the stack is the one validated last, and no context changed since.
+inline bool ctx_cache_hit(const ThreadState& t) {
+  return !t.stack.empty() && t.stack.back() == t.ctx_handle &&
+         t.ctx_epoch == g_ctx_epoch.load(std::memory_order_acquire);
+}
+Context* current_context_slow(ThreadState& t);
+
 // The current context, validated; null when none (or it was destroyed).
 std::shared_ptr<Context> current_context();
 // The same without a reference count: valid until this thread's next API call.
-Context* current_context_raw();
+inline Context* current_context_raw() {
+  ThreadState& t = ts();
+  if (ctx_cache_hit(t)) [[likely]]
+    return t.ctx.get();
+  return current_context_slow(t);
+}
 // The current context, or a recorded failure: CUDA_ERROR_INVALID_CONTEXT when none is
 // current or it was destroyed, CUDA_ERROR_CONTEXT_IS_DESTROYED... per the real driver.
+// Also CUDA_ERROR_NOT_INITIALIZED before cuInit (a validated cache implies cuInit ran).
 Errc require_context(const char* api, std::shared_ptr<Context>& out);
-Errc require_context(const char* api, Context*& out);
+Errc require_context_slow(const char* api, Context*& out);
+inline Errc require_context(const char* api, Context*& out) {
+  ThreadState& t = ts();
+  if (ctx_cache_hit(t) && t.ctx_ok) [[likely]] {
+    out = t.ctx.get();
+    return Errc::success;
+  }
+  return require_context_slow(api, out);
+}
 // Device `ordinal`'s primary context, made (inactive, not retained) if it does not exist yet:
 // for what the driver does without a current context (a library's managed variables).
 std::shared_ptr<Context> primary_context(int ordinal);
@@ -85,15 +113,56 @@ std::shared_ptr<Context> primary_context(int ordinal);
 // invalid_handle, unrecorded, when it has no repeatable answer.
 Errc wrong_kind(const void* h, char want, const char* api);
 Errc resolve_stream(const void* h, bool per_thread_default, const char* api, std::shared_ptr<Stream>& out);
-// The same through this thread's cache of validated handles: no lock, no reference count
-// on a hit. The stream stays alive until this thread's next API call.
-Errc resolve_stream(const void* h, bool per_thread_default, const char* api, Stream*& out);
+Errc resolve_stream_slow(const void* h, bool per_thread_default, const char* api, Stream*& out);
+// The same through this thread's caches of validated handles: no lock, no call, no reference
+// count on a hit. The stream stays alive until this thread's next API call.
+inline Errc resolve_stream(const void* h, bool per_thread_default, const char* api, Stream*& out) {
+  ThreadState& t = ts();
+  const auto v = reinterpret_cast<uintptr_t>(h);
+  if (v > 2) {
+    const auto& slot = t.streams[t.last_slot];  // the stream resolved last
+    if (slot.h == h && slot.stream_epoch == g_stream_epoch.load(std::memory_order_acquire) &&
+        slot.ctx_epoch == g_ctx_epoch.load(std::memory_order_acquire)) [[likely]] {
+      out = slot.s.get();
+      return Errc::success;
+    }
+  } else if (ctx_cache_hit(t) && t.ctx_ok) {
+    Context* c = t.ctx.get();
+    if (v == 2 || (v == 0 && per_thread_default)) {
+      if (t.pt_ctx_id == c->id() && t.pt_stream) {
+        out = t.pt_stream;
+        return Errc::success;
+      }
+    } else if (Stream* l = c->legacy_raw()) {
+      out = l;
+      return Errc::success;
+    }
+  }
+  return resolve_stream_slow(h, per_thread_default, api, out);
+}
 Errc resolve_event(const void* h, const char* api, std::shared_ptr<Event>& out);
+Errc resolve_event_slow(const void* h, const char* api, Event*& out);
+// The same through this thread's cache: no lock, no call, no reference count on a hit. The
+// event stays alive until this thread's next event lookup misses.
+inline Errc resolve_event(const void* h, const char* api, Event*& out) {
+  ThreadState& t = ts();
+  const auto& slot = t.events[t.last_event];
+  if (slot.h == h && slot.epoch == g_event_epoch.load(std::memory_order_acquire)) [[likely]] {
+    out = slot.e.get();
+    return Errc::success;
+  }
+  return resolve_event_slow(h, api, out);
+}
 
 // Synchronizing calls (stream, event, context, device synchronize) made from inside a host
 // function would wait for the stream that runs it, for ever: CUDA_ERROR_NOT_PERMITTED, the code
 // the documentation gives for CUDA calls from host functions (explained). Success elsewhere.
-Errc not_in_host_function(const char* api);
+Errc in_host_function(const char* api);
+inline Errc not_in_host_function(const char* api) {
+  if (!ts().in_host_fn) [[likely]]
+    return Errc::success;
+  return in_host_function(api);
+}
 
 // Called by teardown before a context's memory goes (cuCtxDestroy, primary release or reset), so
 // higher rooms can drop what they keep per context (loaded modules). One hook; set once.

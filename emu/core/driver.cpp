@@ -94,9 +94,7 @@ Errc Driver::init(unsigned flags) {
   return Errc::success;
 }
 
-Errc Driver::require_init(const char* api) const noexcept {
-  if (initialized()) [[likely]]
-    return Errc::success;
+Errc Driver::not_initialized(const char* api) noexcept {
   return fail(Errc::not_initialized, "{}: cuInit has not been called in this process", api);
 }
 

@@ -47,8 +47,12 @@ class Driver {
 
   Errc init(unsigned flags);
   bool initialized() const noexcept { return initialized_.load(std::memory_order_acquire); }
-  // The check almost every entry starts with.
-  Errc require_init(const char* api) const noexcept;
+  // The check almost every entry starts with: one load once cuInit has run.
+  Errc require_init(const char* api) const noexcept {
+    if (initialized()) [[likely]]
+      return Errc::success;
+    return not_initialized(api);
+  }
   Errc device(int ordinal, Device*& out, const char* api) const noexcept;
   int device_count() const noexcept { return static_cast<int>(devices_.size()); }
   // A host NUMA node the emulated machine has: one that some device sits next to
@@ -65,6 +69,7 @@ class Driver {
  private:
   Driver();
   static Driver& create();
+  static Errc not_initialized(const char* api) noexcept;
   const Config& cfg_;
   std::atomic<bool> initialized_{false};
   std::vector<std::unique_ptr<Device>> devices_;

@@ -21,6 +21,10 @@ inline void* registry_fresh_handle() {
 template <class T>
 class Registry {
  public:
+  Registry() = default;
+  // Counts its epoch in `epoch` instead of its own (a constant-initialized global that hot
+  // paths read without reaching the registry first). It must start at 1: caches use 0 as empty.
+  explicit Registry(std::atomic<uint64_t>& epoch) : epoch_p_(&epoch) {}
   // Takes shared ownership; the handle value is the object's address.
   void* add(std::shared_ptr<T> obj) {
     void* h = obj.get();
@@ -55,8 +59,8 @@ class Registry {
   }
   // Changes whenever a handle dies (or its object changes state, see bump's callers):
   // per-thread caches of validated handles compare it instead of taking the lock.
-  uint64_t epoch() const { return epoch_.load(std::memory_order_acquire); }
-  void bump() { epoch_.fetch_add(1, std::memory_order_acq_rel); }
+  uint64_t epoch() const { return epoch_p_->load(std::memory_order_acquire); }
+  void bump() { epoch_p_->fetch_add(1, std::memory_order_acq_rel); }
   template <class F>
   void for_each(F&& f) const {
     std::shared_lock lk(m_);
@@ -71,6 +75,7 @@ class Registry {
   mutable std::shared_mutex m_;
   std::unordered_map<const void*, std::shared_ptr<T>> map_;
   std::atomic<uint64_t> epoch_{1};
+  std::atomic<uint64_t>* epoch_p_ = &epoch_;
 };
 
 }  // namespace cuda_shim

@@ -61,7 +61,7 @@ void forget_primary(int dev) {
   if (dev >= 0 && static_cast<size_t>(dev) < h.handle.size()) h.handle[dev] = nullptr;
 }
 
-Errc context(const char* api, std::shared_ptr<Context>* out) {
+Errc context_slow(const char* api, std::shared_ptr<Context>* out) {
   RT_TRY(init());
   auto& st = ctx_stack();
   if (!st.empty()) {

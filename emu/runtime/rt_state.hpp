@@ -8,11 +8,8 @@
 
 #include <memory>
 
+#include "core/context.hpp"
 #include "core/errc.hpp"
-
-namespace cuda_shim {
-class Context;
-}
 
 namespace cuda_shim::rt {
 
@@ -24,7 +21,17 @@ namespace cuda_shim::rt {
 // cuInit(0) once per process (cheap afterwards).
 Errc init();
 // The context this thread's runtime work goes to; initializes lazily. `out` may be null.
-Errc context(const char* api, std::shared_ptr<Context>* out = nullptr);
+Errc context_slow(const char* api, std::shared_ptr<Context>* out);
+inline Errc context(const char* api, std::shared_ptr<Context>* out = nullptr) {
+  // The thread's validated current context is live and active: nothing to initialize (a
+  // validated context also means cuInit has run).
+  if (!out) {
+    const ThreadState& t = ts();
+    if (ctx_cache_hit(t) && t.ctx_ok) [[likely]]
+      return Errc::success;
+  }
+  return context_slow(api, out);
+}
 // The device the thread's runtime calls address: the current context's device when one
 // is current, else the device chosen with cudaSetDevice (default 0). Needs cuInit.
 int current_device();
