@@ -257,14 +257,6 @@ class Held {
   SpinLock& m_;
 };
 
-uint64_t mix64(uint64_t x) {  // splitmix64's finalizer
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 std::atomic<uint64_t> g_next_chunk_id{1};
 
 // How much address space one pool's window may take. The real driver reserves the whole
