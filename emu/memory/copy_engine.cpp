@@ -90,6 +90,20 @@ void for_rows(size_t width, size_t lo, size_t hi, F&& f) {
   }
 }
 
+#if defined(__x86_64__)
+// One 64-byte line with non-temporal stores (d 16-byte aligned).
+inline void line_stream(char* d, const char* s) {
+  const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16));
+  const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32));
+  const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 48));
+  _mm_stream_si128(reinterpret_cast<__m128i*>(d), a);
+  _mm_stream_si128(reinterpret_cast<__m128i*>(d + 16), b);
+  _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), c);
+  _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), e);
+}
+#endif
+
 // Copies n bytes with non-temporal stores: for rows of a large strided copy, which memcpy
 // copies through the caches (each row alone is too small for its own streaming path), reading
 // every destination line first. Call fence() once after the last one.
@@ -104,35 +118,13 @@ void copy_stream(char* d, const char* s, size_t n) {
   d += head;
   s += head;
   n -= head;
-  for (char* end = d + (n & ~size_t(63)); d < end; d += 64, s += 64) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16));
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32));
-    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 48));
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d), a);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 16), b);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), c);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), e);
-  }
+  for (char* end = d + (n & ~size_t(63)); d < end; d += 64, s += 64) line_stream(d, s);
   std::memcpy(d, s, n & 63);
 #else
   std::memcpy(d, s, n);
 #endif
 }
 
-#if defined(__x86_64__)
-// One 64-byte line, d 64-byte aligned, with non-temporal stores.
-inline void line_stream(char* d, const char* s) {
-  const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16));
-  const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32));
-  const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 48));
-  _mm_stream_si128(reinterpret_cast<__m128i*>(d), a);
-  _mm_stream_si128(reinterpret_cast<__m128i*>(d + 16), b);
-  _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), c);
-  _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), e);
-}
-#endif
 
 // Rows [r0, r1) of `width` bytes (at most kNarrowRow), streamed kRowGroup rows at a time, a line
 // of each in turn. Copied one after another, short rows with gaps between them defeat the

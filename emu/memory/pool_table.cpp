@@ -140,11 +140,9 @@ Errc pool_arg(const void* h, const char* api, Pool*& out) {
 }
 
 Errc pool_arg(const void* h, const char* api, PoolPtr& out) {
-  if (!h) return fail(Errc::invalid_value, "{}: the pool handle is NULL", api);
-  out = find_pool(h);
-  if (!out)
-    return fail(Errc::invalid_value, "{}: {} is not a live memory pool (destroyed with cuMemPoolDestroy, never "
-                "created, or not a pool handle)", api, h);
+  Pool* p = nullptr;
+  if (Errc e = pool_arg(h, api, p); e != Errc::success) return e;
+  out = p->shared_from_this();  // live: the thread's cache holds a reference
   return Errc::success;
 }
 
