@@ -166,10 +166,7 @@ uint64_t Stream::mark() {
   return enqueue(nullptr, {}, /*inline_ok=*/true);
 }
 
-void Stream::observe_slow(uint64_t seq) {
-  uint64_t cur = observed_.load(std::memory_order_relaxed);
-  while (cur < seq && !observed_.compare_exchange_weak(cur, seq, std::memory_order_acq_rel)) {
-  }
+void Stream::observe_clock() {
   // Read before the clock: a clock newer than `gen` is only ever marked seen by a later call.
   const uint64_t gen = clock_gen_.load(std::memory_order_acquire);
   ClockPtr c = clock();

@@ -88,11 +88,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // The host has seen operation `seq` complete (synchronize, event synchronize). Also
   // observes what this stream was ordered after, as far as that has completed.
   void observe(uint64_t seq) {
-    // Nothing new to learn: already observed, and every clock entry was observed in full.
-    if (observed_.load(std::memory_order_acquire) >= seq &&
-        clock_gen_.load(std::memory_order_acquire) == clock_seen_.load(std::memory_order_acquire)) [[likely]]
+    for (uint64_t cur = observed_.load(std::memory_order_acquire); cur < seq;)
+      if (observed_.compare_exchange_weak(cur, seq, std::memory_order_acq_rel)) break;
+    // Every clock entry was observed in full already (or there is none): nothing to learn.
+    if (clock_gen_.load(std::memory_order_acquire) == clock_seen_.load(std::memory_order_acquire)) [[likely]]
       return;
-    observe_slow(seq);
+    observe_clock();
   }
   uint64_t observed() const { return observed_.load(std::memory_order_acquire); }
 
@@ -119,7 +120,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   void worker_loop();
   void finish(uint64_t seq);
   void wait_slow(uint64_t seq);
-  void observe_slow(uint64_t seq);
+  void observe_clock();
   // May an operation submitted now pick up an implicit dependency?
   bool may_depend() const;
   // Blocking streams other than the legacy one count their unfinished work in their context's
