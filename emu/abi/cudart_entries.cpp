@@ -1,5 +1,6 @@
 // libcudart.so.13: every cuda* entry forwards to the runtime inside libcuda.so.1
 // through the private table. Exported under version node libcudart.so.13.
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 
@@ -20,8 +21,16 @@ const RuntimeTable* load() noexcept {
 }
 }  // namespace
 
+// A plain global rather than a function-local static: every cuda* call reads it, and the
+// static's guard cost a call's worth. Threads racing the first load all store the same table.
+std::atomic<const RuntimeTable*> g_table{nullptr};
+
 const RuntimeTable& rt() noexcept {
-  static const RuntimeTable* t = load();
+  const RuntimeTable* t = g_table.load(std::memory_order_acquire);
+  if (!t) [[unlikely]] {
+    t = load();
+    g_table.store(t, std::memory_order_release);
+  }
   return *t;
 }
 

@@ -271,7 +271,12 @@ void set_current_pool(CUmemLocationType t, int id, CUmemAllocationType type, con
 // Fast path for cuMemAllocAsync: the current pinned pool of device `dev`.
 Pool* current_device_pool(int dev);
 
-// Called after every host synchronization (stream, event, context).
-void pools_after_sync() noexcept;
+// Called after every host synchronization (stream, event, context): one load unless a pool
+// has work to do.
+void pools_after_sync_slow() noexcept;
+inline void pools_after_sync() noexcept {
+  if (attention_any()) [[unlikely]]
+    pools_after_sync_slow();
+}
 
 }  // namespace cuda_shim::mem

@@ -13,7 +13,6 @@ struct Entry {
 struct List {
   SpinLock m;
   std::vector<Entry> v;
-  std::atomic<size_t> count{0};
 };
 List& list() {
   static auto* l = new List();  // never destroyed: other threads may outlive main()
@@ -21,13 +20,15 @@ List& list() {
 }
 }  // namespace
 
+std::atomic<size_t> g_attention_count{0};
+
 void attention_add(std::weak_ptr<Pool> pool, AttentionSlot& slot) {
   List& l = list();
   std::lock_guard lk(l.m);
   if (slot.listed()) return;
   l.v.push_back(Entry{std::move(pool), &slot});
   slot.index.store(l.v.size() - 1, std::memory_order_relaxed);
-  l.count.store(l.v.size(), std::memory_order_release);
+  g_attention_count.store(l.v.size(), std::memory_order_release);
 }
 
 void attention_remove(AttentionSlot& slot) {
@@ -41,10 +42,9 @@ void attention_remove(AttentionSlot& slot) {
   }
   l.v.pop_back();
   slot.index.store(AttentionSlot::npos, std::memory_order_relaxed);
-  l.count.store(l.v.size(), std::memory_order_release);
+  g_attention_count.store(l.v.size(), std::memory_order_release);
 }
 
-bool attention_any() noexcept { return list().count.load(std::memory_order_acquire) != 0; }
 
 void attention_snapshot(std::vector<std::shared_ptr<Pool>>& out) {
   List& l = list();

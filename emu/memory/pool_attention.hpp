@@ -21,7 +21,10 @@ struct AttentionSlot {
 // Called with the pool's own lock held (the pool lock comes before the list's).
 void attention_add(std::weak_ptr<Pool> pool, AttentionSlot& slot);
 void attention_remove(AttentionSlot& slot);
-bool attention_any() noexcept;
+// How many pools are listed: read by every host synchronization, so a constant-initialized
+// global (one load, no function-static guard).
+extern std::atomic<size_t> g_attention_count;
+inline bool attention_any() noexcept { return g_attention_count.load(std::memory_order_acquire) != 0; }
 // The listed pools still alive.
 void attention_snapshot(std::vector<std::shared_ptr<Pool>>& out);
 

@@ -275,9 +275,8 @@ Pool* current_device_pool(int dev) {
   return t.pool.get();
 }
 
-void pools_after_sync() noexcept {
+void pools_after_sync_slow() noexcept {
   // Only pools with work to do are listed (destroyed ones whose memory is in use included).
-  if (!attention_any()) return;
   std::vector<PoolPtr> pools;
   try {
     attention_snapshot(pools);
