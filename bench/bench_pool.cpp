@@ -276,7 +276,7 @@ BENCHMARK(BM_MallocAsyncLiveScrambled)->Arg(1)->Arg(100)->Arg(10000)->Arg(100000
 BENCHMARK(BM_PoolsSweep)
     ->ArgsProduct({{1, 100, 1000, 10000, 25000}, {0, 1}})
     ->ArgNames({"pools", "exportable"})
-    ->Iterations(100000)
+    ->Iterations(1000000)
     ->UseRealTime();
 
 BENCHMARK_MAIN();
