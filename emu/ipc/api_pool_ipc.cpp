@@ -101,14 +101,16 @@ Errc cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool, CUmem
     }
     // Importers prove that what they are handed is this pool's memory (ipc/identity.hpp).
     int own = -1, fd = -1;
-    TRY(p->backing_fd(own, api));
+    uint64_t offset = 0;  // 0: an exportable pool's memfd is its own
+    TRY(p->backing_fd(own, offset, api));
     TRY(ipc::vouch(own, api));
     TRY(p->export_fd(fd, api));
     *static_cast<int*>(handle_out) = fd;
     return Errc::success;
   }
   int own = -1;
-  TRY(p->backing_fd(own, api));
+  uint64_t offset = 0;
+  TRY(p->backing_fd(own, offset, api));
   ipc::FdInfo info = ipc::describe_fd(own);
   unsigned char h[64];
   TRY(ipc::fabric_export(own, info, p->device() >= 0 ? p->device() : 0, h, api));

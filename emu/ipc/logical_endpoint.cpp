@@ -235,8 +235,9 @@ Errc memory_of_address(uintptr_t p, Memory& m, const char* api) {
     if (m.pool->managed())
       return fail(Errc::invalid_value, "{}: {:#x} is managed memory ({}); endpoints bind device or host-NUMA memory "
                   "from cuMemCreate or cudaMallocAsync", api, p, m.pool->describe());
-    TRY(m.pool->backing_fd(m.fd, api));
-    m.obj_offset = p - m.pool->window_base();
+    uint64_t window_at = 0;
+    TRY(m.pool->backing_fd(m.fd, window_at, api));
+    m.obj_offset = window_at + (p - m.pool->window_base());
     m.avail = pa.base + pa.size - p;
     m.loc = m.pool->props().loc_type;
     m.loc_id = m.pool->props().loc_id;

@@ -322,7 +322,11 @@ Pool::~Pool() {
       if (chunk_committed_[c]) uncharge(props_.loc_id, kPoolChunk);
   if (shadow_ && reinterpret_cast<uintptr_t>(shadow_) != window_) ::munmap(shadow_, window_size_);
   if (window_) ::munmap(reinterpret_cast<void*>(window_), window_size_);
-  if (fd_ >= 0) ::close(fd_);
+  // A range of a shared file outlives the pool unless given back: its written pages lie in
+  // the committed chunks (decommitted ones were punched already).
+  if (span_.file && !owns_file() && !span_kept_)
+    for (size_t c = 0; c < chunk_committed_.size(); ++c)
+      if (chunk_committed_[c]) punch_pool_span(*span_.file, span_.offset + c * kPoolChunk, kPoolChunk);
   for (auto& e : streams_) e->s.reset();
 }
 
@@ -340,24 +344,35 @@ std::string Pool::describe() const {
 
 Errc Pool::reserve_window(const char* api) {
   size_t len = static_cast<size_t>(std::min<uint64_t>(capacity_, window_cap()));
-  // The memfd is named for the pool, so an exported descriptor describes the pool by itself.
-  int fd = ipc::create_object(ipc::ObjectKind::pool, token_,
-                              {uint64_t(props_.type), uint64_t(props_.loc_type), uint64_t(uint32_t(props_.loc_id)),
-                               props_.handle_types, capacity_},
-                              len);
-  if (fd < 0) return fail(Errc::out_of_memory, "{}: cannot create the {}-byte backing of {} ({})", api, len, describe(),
-                          std::strerror(errno));
-  Errc e = map_window(fd, len, api);
-  if (e != Errc::success) ::close(fd);
-  return e;
+  PoolSpan span;
+  if (props_.handle_types != 0) {
+    // The memfd is named for the pool, so an exported descriptor describes the pool by itself.
+    int fd = ipc::create_object(ipc::ObjectKind::pool, token_,
+                                {uint64_t(props_.type), uint64_t(props_.loc_type), uint64_t(uint32_t(props_.loc_id)),
+                                 props_.handle_types, capacity_},
+                                len);
+    if (fd >= 0 && !(span.file = own_pool_file(fd))) {
+      ::close(fd);
+      fd = -1;
+    }
+    if (fd < 0)
+      return fail(Errc::out_of_memory, "{}: cannot create the {}-byte backing of {} ({})", api, len, describe(),
+                  std::strerror(errno));
+  } else if (!carve_pool_span(len, span)) {
+    return fail(Errc::out_of_memory, "{}: cannot create the {}-byte backing of {} ({})", api, len, describe(),
+                std::strerror(errno));
+  }
+  return map_window(std::move(span), len, api);
 }
 
-Errc Pool::map_window(int fd, size_t len, const char* api) {
+Errc Pool::map_window(PoolSpan span, size_t len, const char* api) {
+  const int fd = span.file->fd();
+  const off_t at = static_cast<off_t>(span.offset);
   void* w = reserve_aligned(len, kPoolChunk);
   if (!w) return fail(Errc::out_of_memory, "{}: cannot reserve {} bytes of address space for {}", api, len, describe());
   char* shadow = nullptr;
   if (device_located()) {
-    void* s = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    void* s = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, at);
     if (s == MAP_FAILED) {
       ::munmap(w, len);
       return fail(Errc::out_of_memory, "{}: cannot map the shadow of {} ({})", api, describe(), std::strerror(errno));
@@ -365,7 +380,7 @@ Errc Pool::map_window(int fd, size_t len, const char* api) {
     shadow = static_cast<char*>(s);
   } else {
     // Host-accessible pools: the user's address is the memory itself.
-    void* s = ::mmap(w, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0);
+    void* s = ::mmap(w, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, at);
     if (s == MAP_FAILED) {
       ::munmap(w, len);
       return fail(Errc::out_of_memory, "{}: cannot map {} ({})", api, describe(), std::strerror(errno));
@@ -384,7 +399,7 @@ Errc Pool::map_window(int fd, size_t len, const char* api) {
     ::munmap(w, len);
     return fail(Errc::out_of_memory, "{}: the window of {} overlaps a range the driver already knows", api, describe());
   }
-  fd_ = fd;
+  span_ = std::move(span);
   window_ = reinterpret_cast<uintptr_t>(w);
   window_size_ = len;
   shadow_ = shadow;
@@ -523,8 +538,7 @@ bool Pool::commit_range(uintptr_t off, size_t len) {
 
 void Pool::decommit(size_t c) {
   // Give the pages back (the mapping stays; it reads zeros until written again).
-  ::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(c * kPoolChunk),
-              static_cast<off_t>(kPoolChunk));
+  punch_pool_span(*span_.file, span_.offset + c * kPoolChunk, kPoolChunk);
   chunk_committed_[c] = 0;
   --committed_;
   --idle_committed_;

@@ -13,8 +13,8 @@
 //    when the allocating stream is ordered after the free, ALLOW_OPPORTUNISTIC when the free
 //    completed, and ALLOW_INTERNAL_DEPENDENCIES (the allocating stream is made to wait) only
 //    when nothing else fits within the pool's capacity.
-// Memory is one memfd per pool (lazily backed, ready for IPC). Device-located pools map it
-// twice: a PROT_NONE range handed to the user (host access faults, as on a GPU) and a
+// Memory is a memfd range (memory/pool_backing.hpp: its own memfd for an exportable pool, a
+// range of a shared one otherwise), lazily backed. Device-located pools map it twice: a PROT_NONE range handed to the user (host access faults, as on a GPU) and a
 // read-write shadow the copy engine uses. Host, host-NUMA and managed pools map it once,
 // read-write, at the address the user gets.
 #pragma once
@@ -32,6 +32,7 @@
 #include "core/spinlock.hpp"
 #include "ipc/shareable.hpp"
 #include "memory/pool_attention.hpp"
+#include "memory/pool_backing.hpp"
 #include "memory/pool_imports.hpp"
 #include "memory/pool_index.hpp"
 
@@ -138,14 +139,15 @@ class Pool : public std::enable_shared_from_this<Pool> {
   // A pool made by cuMemPoolImportFromShareableHandle: it maps the exporter's memory and
   // holds only what cuMemPoolImportPointer brought in; it never allocates.
   bool imported() const { return imported_; }
-  // Where the window starts: an allocation at p lies at offset p - window_base() of the
-  // pool's memfd (0 before the window exists).
+  // Where the window starts: an allocation at p lies at offset p - window_base() + the
+  // backing offset (backing_fd) of the pool's memfd (0 before the window exists).
   uintptr_t window_base() const {
     std::lock_guard lk(m_);
     return window_;
   }
-  // The pool's own descriptor (kept while the pool lives); reserves the window first.
-  Errc backing_fd(int& fd, const char* api);
+  // The descriptor holding the pool's memory (kept while the pool lives) and the window's
+  // offset in it (0 for an exportable pool's own memfd); reserves the window first.
+  Errc backing_fd(int& fd, uint64_t& offset, const char* api);
   // A new descriptor of the pool's memory (POSIX-fd export).
   Errc export_fd(int& fd, const char* api);
   void mark_exported() { exported_.store(true, std::memory_order_release); }
@@ -207,7 +209,8 @@ class Pool : public std::enable_shared_from_this<Pool> {
   uintptr_t window_ = 0;
   size_t window_size_ = 0;
   char* shadow_ = nullptr;
-  int fd_ = -1;
+  PoolSpan span_;  // the window's memory (pool_backing.hpp)
+  bool span_kept_ = false;  // a descriptor of it went out: its pages stay until the file closes
   PoolBlock* root_ = nullptr;   // treap of every block by address
   BlockHash hash_;       // live blocks by base offset, but for hot_
   // The latest allocation, kept out of hash_: the common alloc/free pair touches no table.
@@ -240,7 +243,9 @@ class Pool : public std::enable_shared_from_this<Pool> {
   bool imported_ = false;
   std::atomic<bool> exported_{false};  // a shareable handle of the pool was handed out
   ImportTable imports_;  // importer: the allocations imported, by offset
-  Errc map_window(int fd, size_t len, const char* api);
+  Errc map_window(PoolSpan span, size_t len, const char* api);
+  // Whether span_ is a memfd of the pool's own (exportable or imported) rather than a shared one.
+  bool owns_file() const { return imported_ || props_.handle_types != 0; }
   Errc free_imported(uintptr_t p, const char* api, bool& retire);
   bool lookup_imported(uintptr_t p, PoolAlloc& out) const;
 };

@@ -47,17 +47,23 @@ uint64_t check_word(const ipc::Token& pool, uint64_t off, uint64_t size, uint64_
 }
 }  // namespace
 
-Errc Pool::backing_fd(int& fd, const char* api) {
+Errc Pool::backing_fd(int& fd, uint64_t& offset, const char* api) {
   std::lock_guard lk(m_);
   if (!window_)
     if (Errc e = reserve_window(api); e != Errc::success) return e;
-  fd = fd_;
+  // A shared file's range handed out stays as it is when the pool goes (pool_backing.hpp).
+  if (!owns_file()) span_kept_ = true;
+  fd = span_.file->fd();
+  offset = span_.offset;
   return Errc::success;
 }
 
 Errc Pool::export_fd(int& fd, const char* api) {
+  if (!owns_file())  // callers check the handle types first
+    return fail(Errc::invalid_value, "{}: {} was created without shareable handle types", api, describe());
   int own = -1;
-  TRY(backing_fd(own, api));
+  uint64_t offset = 0;
+  TRY(backing_fd(own, offset, api));
   // Measured: the driver's exported descriptor does not have FD_CLOEXEC set.
   fd = ::fcntl(own, F_DUPFD, 0);
   if (fd < 0)
@@ -102,7 +108,12 @@ Errc Pool::attach_import(int fd, const ipc::Token& token, const char* api) {
   if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < len)
     return fail(Errc::unknown, "{}: the descriptor's object holds {} bytes, fewer than the {} of {}'s window: no "
                 "driver exported it", api, static_cast<long long>(st.st_size), len, describe());
-  return map_window(fd, len, api);
+  PoolSpan span;
+  if (!(span.file = own_pool_file(fd)))
+    return fail(Errc::out_of_memory, "{}: out of memory importing {}", api, describe());
+  Errc e = map_window(span, len, api);
+  if (e != Errc::success) span.file->release();  // the caller still closes fd
+  return e;
 }
 
 Errc Pool::import_pointer(const unsigned char data[64], uintptr_t& out, const char* api) {

@@ -5,6 +5,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cuda_shim_ext.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -325,6 +326,7 @@ TEST_CASE("a destroyed pool that served a device's allocations leaves no memory 
   REQUIRE(cuDeviceGetDefaultMemPool(&def, 0) == CUDA_SUCCESS);
   const int before = pool_fds();
   CUmemPoolProps p = props();
+  p.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;  // so that its memfd is its own
   CUmemoryPool pool = nullptr;
   REQUIRE(cuMemPoolCreate(&pool, &p) == CUDA_SUCCESS);
   REQUIRE(cuDeviceSetMemPool(0, pool) == CUDA_SUCCESS);
@@ -336,4 +338,75 @@ TEST_CASE("a destroyed pool that served a device's allocations leaves no memory 
   REQUIRE(cuDeviceSetMemPool(0, def) == CUDA_SUCCESS);
   REQUIRE(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
   CHECK(pool_fds() == before);
+}
+
+namespace {
+// The shared file unexportable pools take their windows from (memory/pool_backing.hpp), and
+// how many descriptors the process holds.
+int shared_pool_file(int& open_fds) {
+  int found = -1;
+  open_fds = 0;
+  char link[256], path[64];
+  for (int fd = 0; fd < 4096; ++fd) {
+    std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    ssize_t k = ::readlink(path, link, sizeof link - 1);
+    if (k <= 0) continue;
+    ++open_fds;
+    if (std::string(link, static_cast<size_t>(k)).find("memfd:cuda-shim-pools") != std::string::npos) found = fd;
+  }
+  return found;
+}
+}  // namespace
+
+TEST_CASE("pools without handle types hold no descriptor each, and give their memory back", "[mempool][robustness]") {
+  // Under `ulimit -n 1024` a descriptor per pool stopped programs at about a thousand pools.
+  primary();
+  CUstream s = nullptr;
+  REQUIRE(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  CUdeviceptr d = 0;
+  {
+    CUmemPoolProps p = props();
+    p.maxSize = 32 * kMiB;
+    CUmemoryPool first = nullptr;
+    REQUIRE(cuMemPoolCreate(&first, &p) == CUDA_SUCCESS);
+    REQUIRE(cuMemAllocFromPoolAsync(&d, 4096, first, s) == CUDA_SUCCESS);
+    REQUIRE(cuMemFreeAsync(d, s) == CUDA_SUCCESS);
+    REQUIRE(cuStreamSynchronize(s) == CUDA_SUCCESS);
+    REQUIRE(cuMemPoolDestroy(first) == CUDA_SUCCESS);
+  }
+  int fds0 = 0;
+  REQUIRE(shared_pool_file(fds0) >= 0);
+  constexpr int kPools = 300;
+  std::vector<CUmemoryPool> pools(kPools);
+  std::vector<CUdeviceptr> ptrs(kPools);
+  for (int i = 0; i < kPools; ++i) {
+    CUmemPoolProps p = props();
+    p.maxSize = 32 * kMiB;
+    REQUIRE(cuMemPoolCreate(&pools[i], &p) == CUDA_SUCCESS);
+    REQUIRE(cuMemAllocFromPoolAsync(&ptrs[i], kMiB, pools[i], s) == CUDA_SUCCESS);
+    REQUIRE(cuMemsetD8Async(ptrs[i], static_cast<unsigned char>(i + 1), kMiB, s) == CUDA_SUCCESS);
+  }
+  REQUIRE(cuStreamSynchronize(s) == CUDA_SUCCESS);
+  int fds1 = 0;
+  const int file = shared_pool_file(fds1);
+  REQUIRE(file >= 0);
+  CHECK(fds1 == fds0);
+  // Each pool's memory is its own: no window aliases another's.
+  for (int i = 0; i < kPools; i += 37) {
+    unsigned char b = 0;
+    REQUIRE(cuMemcpyDtoH(&b, ptrs[i] + kMiB - 1, 1) == CUDA_SUCCESS);
+    CHECK(b == static_cast<unsigned char>(i + 1));
+  }
+  struct stat st {};
+  REQUIRE(::fstat(file, &st) == 0);
+  CHECK(static_cast<uint64_t>(st.st_blocks) * 512 >= uint64_t(kPools) * kMiB);
+  for (int i = 0; i < kPools; ++i) {
+    REQUIRE(cuMemFreeAsync(ptrs[i], s) == CUDA_SUCCESS);
+    REQUIRE(cuMemPoolDestroy(pools[i]) == CUDA_SUCCESS);
+  }
+  REQUIRE(cuStreamSynchronize(s) == CUDA_SUCCESS);
+  // Destroyed pools' pages went back to the system.
+  REQUIRE(::fstat(file, &st) == 0);
+  CHECK(static_cast<uint64_t>(st.st_blocks) * 512 < uint64_t(kPools) * kMiB / 16);
+  REQUIRE(cuStreamDestroy(s) == CUDA_SUCCESS);
 }
