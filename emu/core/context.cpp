@@ -88,8 +88,33 @@ std::atomic<void (*)(const Context*)> g_teardown_hook{nullptr};
 }
 void set_context_teardown_hook(void (*hook)(const Context*)) noexcept { g_teardown_hook.store(hook); }
 
+bool Context::peer_enabled(uint64_t peer_id) const {
+  std::lock_guard lk(peers_m_);
+  return std::find(peers_.begin(), peers_.end(), peer_id) != peers_.end();
+}
+
+bool Context::set_peer(uint64_t peer_id, bool on) {
+  std::lock_guard lk(peers_m_);
+  auto it = std::find(peers_.begin(), peers_.end(), peer_id);
+  if (on == (it != peers_.end())) return false;
+  if (on)
+    peers_.push_back(peer_id);
+  else
+    peers_.erase(it);
+  return true;
+}
+
+void Context::forget_peer(uint64_t peer_id) {
+  contexts().for_each([&](const std::shared_ptr<Context>& c) { c->set_peer(peer_id, false); });
+}
+
 void Context::teardown() {
   synchronize();
+  {
+    std::lock_guard lk(peers_m_);
+    peers_.clear();
+  }
+  forget_peer(id_);
   if (auto hook = g_teardown_hook.load()) hook(this);
   std::vector<std::shared_ptr<Stream>> gone;
   {

@@ -9,6 +9,7 @@
 
 #include "core/errc.hpp"
 #include "core/registry.hpp"
+#include "core/spinlock.hpp"
 #include "core/stream.hpp"
 #include "core/thread_state.hpp"
 
@@ -49,6 +50,14 @@ class Context : public std::enable_shared_from_this<Context> {
 
   size_t limit[16] = {};
 
+  // Peer access (cuCtxEnablePeerAccess): the ids of the contexts whose memory this one's
+  // device may reach directly. Copies never need it; fills of another device's memory do.
+  bool peer_enabled(uint64_t peer_id) const;
+  // Enables or disables; false when it already was in that state.
+  bool set_peer(uint64_t peer_id, bool on);
+  // A context that goes (destroy, primary reset) is no one's peer any more.
+  static void forget_peer(uint64_t peer_id);
+
  private:
   Device* dev_;
   int ordinal_;
@@ -56,6 +65,8 @@ class Context : public std::enable_shared_from_this<Context> {
   bool primary_;
   uint64_t id_;
   std::atomic<bool> active_{true};
+  mutable SpinLock peers_m_;
+  std::vector<uint64_t> peers_;
   std::shared_ptr<Stream> legacy_;
   std::mutex m_;
   std::vector<std::weak_ptr<Stream>> streams_;

@@ -32,13 +32,21 @@ Errc check_writable(const Side& s, const char* api, const char* what) {
   return Errc::success;
 }
 
-Errc check_fill_access(const Side& s, const char* api, const char* what) {
-  // Measured (H100, difftest): a fill of host-located cuMemMap memory needs the current device's
-  // own read-write access; the host's access, which lets copies through, is not enough.
+Errc check_fill_access(const Side& s, const Context* exec, const char* api, const char* what) {
   auto one = [&](const RangePtr& r) {
-    if (!r || r->kind != Kind::vmm || !r->vmm->alloc->host_located()) return Errc::success;
-    Context* ctx = current_context_raw();
-    if (ctx && r->vmm->device_access(ctx->ordinal()) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) return Errc::success;
+    if (!r || !exec) return Errc::success;
+    // Measured (two H100s): a fill runs on its stream's device, which reaches another
+    // device's cuMemAlloc memory only with peer access to the context that allocated it
+    // (copies need none).
+    if (r->kind == Kind::device && r->ordinal != exec->ordinal() && r->ctx && !exec->peer_enabled(r->ctx->id()))
+      return fail(Errc::invalid_value, "{}: {} = {:#x} is device {}'s memory; a fill runs on device {} (its stream's), "
+                  "which reaches another device's memory only with peer access (cuCtxEnablePeerAccess / "
+                  "cudaDeviceEnablePeerAccess), or fill it on a stream of device {}", api, what, r->base, r->ordinal,
+                  exec->ordinal(), r->ordinal);
+    // Measured (H100, difftest): a fill of host-located cuMemMap memory needs the device's own
+    // read-write access; the host's access, which lets copies through, is not enough.
+    if (r->kind != Kind::vmm || !r->vmm->alloc->host_located()) return Errc::success;
+    if (r->vmm->device_access(exec->ordinal()) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) return Errc::success;
     return fail(Errc::invalid_value, "{}: {} = {:#x} lies in host-located memory mapped with cuMemMap that the "
                 "current device may not write; a fill runs on the device (grant it with cuMemSetAccess)", api, what,
                 r->base);

@@ -256,6 +256,29 @@ Errc cudaDeviceCanAccessPeer(int* canAccessPeer, int device, int peerDevice) noe
   return api::cuDeviceCanAccessPeer(canAccessPeer, device, peerDevice);
 }
 
+// Peer access between the devices' primary contexts (the driver's rules, core/api_peer.cpp); the
+// peer's primary context is initialized as the runtime initializes any device it addresses.
+Errc cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) noexcept {
+  const char* api = "cudaDeviceEnablePeerAccess";
+  RT_TRY(rt::context(api));
+  CUcontext peer = nullptr;
+  RT_TRY(rt::primary(peerDevice, peer, api));
+  return api::cuCtxEnablePeerAccess(peer, flags);
+}
+
+Errc cudaDeviceDisablePeerAccess(int peerDevice) noexcept {
+  const char* api = "cudaDeviceDisablePeerAccess";
+  RT_TRY(rt::context(api));
+  CUcontext peer = nullptr;
+  RT_TRY(rt::primary(peerDevice, peer, api));
+  return api::cuCtxDisablePeerAccess(peer);
+}
+
+Errc cudaDeviceGetP2PAttribute(int* value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice) noexcept {
+  RT_TRY(rt::init());
+  return api::cuDeviceGetP2PAttribute(value, static_cast<CUdevice_P2PAttribute>(attr), srcDevice, dstDevice);
+}
+
 Errc cudaDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPriority) noexcept {
   RT_TRY(rt::context("cudaDeviceGetStreamPriorityRange"));
   return api::cuCtxGetStreamPriorityRange(leastPriority, greatestPriority);
