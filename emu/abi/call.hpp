@@ -6,19 +6,23 @@
 //  - records a generic reason if the body failed without one, traces, and prints the
 //    reason when CUDA_SHIM_EXPLAIN=1.
 //
-// With trace and explain off, a successful call costs the body plus one store (the "why" flag)
-// and one predictable branch (the trace flag); bench_stream's BM_Emu_CallOverhead measures it.
+// With trace, explain and fault injection off, a successful call costs the body plus one store
+// (the "why" flag) and two predictable branches (the fault and trace flags); bench_stream's
+// BM_Emu_CallOverhead measures it. An injected fault (abi/faults.hpp) fails the call before its
+// body runs, so the call changes nothing, as one refused by validation.
 #pragma once
 #include <atomic>
 #include <new>
 
+#include "abi/faults.hpp"
 #include "core/errc.hpp"
 
 namespace cuda_shim::abi {
 
 // Out-of-line so the hot path stays small: reporting happens only on failure or trace.
 // `runtime`: name the error as the runtime does (cudaError_t) rather than as the driver.
-void report(const char* api, Errc e, bool runtime) noexcept;
+// `injected`: the failure came from a fault rule (the trace says so).
+void report(const char* api, Errc e, bool runtime, bool injected = false) noexcept;
 bool tracing() noexcept;
 void trace_ok(const char* api) noexcept;
 // Set until the settings have been read, then only when CUDA_SHIM_TRACE is on: the one
@@ -31,6 +35,13 @@ template <class F>
 inline int call(const char* api, F&& body, bool runtime = false) noexcept {
   clear_explanation();
   Errc e;
+  if (g_fault_check.load(std::memory_order_relaxed)) [[unlikely]] {
+    e = inject_slow(api, runtime);
+    if (e != Errc::success) {
+      report(api, e, runtime, /*injected=*/true);
+      return static_cast<int>(e);
+    }
+  }
   try {
     e = body();
   } catch (const std::bad_alloc&) {

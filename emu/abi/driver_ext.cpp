@@ -193,6 +193,11 @@ extern "C" __attribute__((visibility("default"))) int cuShimGetObjectCounts(CUsh
 
 extern "C" __attribute__((visibility("default"))) int cuShimGetVersion(void) { return 100; }
 
+// Never a rule's target itself (not a CUDA entry point), so a rule set cannot lock itself in.
+extern "C" __attribute__((visibility("default"))) int cuShimSetFaults(const char* spec) {
+  return cuda_shim::abi::driver_call("cuShimSetFaults", [&] { return cuda_shim::abi::set_faults(spec); });
+}
+
 // ---- exportable semaphores (the other API's side of an external semaphore) -----------------
 namespace {
 using cuda_shim::fail;

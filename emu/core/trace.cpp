@@ -29,15 +29,16 @@ void trace_ok_slow(const char* api) noexcept {
 
 const char* cu_error_name(int code) noexcept;  // api_core.cpp
 
-void report(const char* api, Errc e, bool runtime) noexcept {
+void report(const char* api, Errc e, bool runtime, bool injected) noexcept {
   try {
     if (!explanation_set())
       set_explanation(e, fmt::format("{}: failed (no specific rule recorded)", api));
     const Config& c = Config::get();
     // NOT_READY is a normal answer of a query, not an error worth explaining.
     if ((c.explain && e != Errc::not_ready) || c.trace)
-      fmt::print(stderr, "cuda-shim: {} -> {}: {}\n", api,
-                 runtime ? rtapi::error_name(to_cuda_error(e)) : cu_error_name(to_curesult(e)), explanation());
+      fmt::print(stderr, "cuda-shim: {} -> {}{}: {}\n", api,
+                 runtime ? rtapi::error_name(to_cuda_error(e)) : cu_error_name(to_curesult(e)),
+                 injected ? " [injected]" : "", explanation());
   } catch (...) {
   }
 }

@@ -134,6 +134,14 @@ typedef struct CUshimLaunchRecord_st {
 unsigned long long cuShimGetLaunchCount(void);
 int cuShimGetLaunchRecord(unsigned long long index, CUshimLaunchRecord *rec, char *name, size_t len);
 
+/* Fault injection (docs/faults.md): replaces every rule in force (CUDA_SHIM_FAULTS's, the
+ * CUDA_SHIM_LE_FAULT alias's, an earlier call's) with `spec`, in CUDA_SHIM_FAULTS's grammar
+ * (e.g. "cuMemCreate:CUDA_ERROR_NOT_PERMITTED@2"); every entry's call count restarts at 0.
+ * NULL or "" removes every rule. Returns 0 (CUDA_SUCCESS), or CUDA_ERROR_INVALID_VALUE (1) for a
+ * malformed spec, which changes nothing; cuShimGetLastExplanation then names the rule and its
+ * position. */
+int cuShimSetFaults(const char *spec);
+
 /* cuda-shim's version as MAJOR*10000 + MINOR*100 + PATCH. */
 int cuShimGetVersion(void);
 
