@@ -157,6 +157,13 @@ void shim(Picker& pk, const Entry& e) {
     CUshimLaunchRecord rec{};
     Text t(pk);
     check(e, static_cast<CUresult>(cuShimGetLaunchRecord(idx[in.ConsumeIntegralInRange(0, 3)], maybe(pk, &rec), t.get(), t.len)));
+  } else if (n == "cuShimSetFaults") {
+    // Random text, nearly always refused; a spec that parses is removed at once, so that no rule
+    // changes what the other entries answer.
+    const std::string spec = in.ConsumeRandomLengthString(48);
+    int r = cuShimSetFaults(in.ConsumeIntegralInRange(0, 7) ? spec.c_str() : nullptr);
+    cuShimSetFaults(nullptr);
+    check(e, r);
   } else {
     die(e.name, "no caller");
   }
@@ -253,7 +260,8 @@ void register_extra_entries() {
                         "cuShimGetObjectCounts", "cuShimGetVersion", "cuShimExportableSemaphoreCreate",
                         "cuShimExportableSemaphoreSignal", "cuShimExportableSemaphoreGetValue",
                         "cuShimExportableSemaphoreWait", "cuShimGetManagedAttachment", "cuShimManagedViolations",
-                        "cuShimGetLastManagedViolation", "cuShimGetLaunchCount", "cuShimGetLaunchRecord"})
+                        "cuShimGetLastManagedViolation", "cuShimGetLaunchCount", "cuShimGetLaunchRecord",
+                        "cuShimSetFaults"})
     add(n, shim, false);
   for (const char* n : {"cudaGetErrorName", "cudaGetErrorString", "cudaGetLastError", "cudaPeekAtLastError",
                         "cudaCreateChannelDesc"})
