@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ipc/shareable.hpp"
+#include "platform/shareable.hpp"
 
 namespace cuda_shim::ext {
 

@@ -12,7 +12,7 @@
 
 #include "core/context.hpp"
 #include "ipc/identity.hpp"
-#include "ipc/shareable.hpp"
+#include "platform/shareable.hpp"
 
 namespace cuda_shim::ext {
 namespace {

@@ -1,6 +1,6 @@
 // Driver entries: legacy CUDA IPC (cuIpcGetMemHandle / OpenMemHandle / CloseMemHandle and the
 // event forms). A 64-byte handle names a record in the shared registry; the importer opens
-// the exporter's memfd through /proc/<pid>/fd and checks its inode (ipc/shareable.hpp), so a
+// the exporter's memfd through /proc/<pid>/fd and checks its inode (platform/shareable.hpp), so a
 // handle of freed memory or of an exited process can never open anything else.
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include "abi/driver_api.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
-#include "core/memfd.hpp"
+#include "platform/memfd.hpp"
 #include "core/stream.hpp"
 #include "ipc/registry.hpp"
 #include "memory/address_space.hpp"

@@ -1,5 +1,5 @@
 // Driver entries: sharing memory pools between processes. A pool's memory is one memfd
-// named for the pool (ipc/shareable.hpp): the POSIX-fd handle is a new descriptor of it,
+// named for the pool (platform/shareable.hpp): the POSIX-fd handle is a new descriptor of it,
 // which the importer maps whole; cuMemPoolExportPointer publishes one allocation in the
 // shared registry (ipc/registry.hpp), and the importer finds it there by the 64 bytes.
 #include <fcntl.h>

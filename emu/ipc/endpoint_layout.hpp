@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "ipc/shareable.hpp"
+#include "platform/shareable.hpp"
 
 namespace cuda_shim::ipc {
 

@@ -9,7 +9,7 @@
 
 #include "core/errc.hpp"
 #include "ipc/endpoint_layout.hpp"
-#include "ipc/shareable.hpp"
+#include "platform/shareable.hpp"
 
 namespace cuda_shim::ipc::le {
 

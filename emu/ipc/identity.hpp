@@ -8,7 +8,7 @@
 // when the table fills up, once its exporter no longer holds the object, oldest first.
 #pragma once
 #include "core/errc.hpp"
-#include "ipc/shareable.hpp"
+#include "platform/shareable.hpp"
 
 namespace cuda_shim::ipc {
 

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "core/errc.hpp"
-#include "ipc/shareable.hpp"
+#include "platform/shareable.hpp"
 
 namespace cuda_shim::ipc {
 

@@ -14,7 +14,7 @@
 
 #include "core/errc.hpp"
 #include "core/limits.hpp"
-#include "ipc/shareable.hpp"
+#include "platform/shareable.hpp"
 #include "memory/backing.hpp"
 
 namespace cuda_shim {

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/memfd.hpp"
+#include "platform/memfd.hpp"
 #include "memory/backing.hpp"
 #include "memory/copy.hpp"
 

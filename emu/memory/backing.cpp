@@ -1,6 +1,6 @@
 #include "memory/backing.hpp"
 
-#include "core/memfd.hpp"
+#include "platform/memfd.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

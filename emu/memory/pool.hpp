@@ -30,7 +30,7 @@
 
 #include "core/errc.hpp"
 #include "core/spinlock.hpp"
-#include "ipc/shareable.hpp"
+#include "platform/shareable.hpp"
 #include "memory/pool_attention.hpp"
 #include "memory/pool_backing.hpp"
 #include "memory/pool_imports.hpp"
@@ -134,7 +134,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   bool destroyed() const { return destroyed_.load(std::memory_order_acquire); }
 
   // ---- IPC (exporter and importer sides) ----
-  // The pool's identity across processes: its memfd is named for it (ipc/shareable.hpp).
+  // The pool's identity across processes: its memfd is named for it (platform/shareable.hpp).
   const ipc::Token& token() const { return token_; }
   // A pool made by cuMemPoolImportFromShareableHandle: it maps the exporter's memory and
   // holds only what cuMemPoolImportPointer brought in; it never allocates.

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <new>
 
-#include "core/memfd.hpp"
+#include "platform/memfd.hpp"
 
 namespace cuda_shim::mem {
 

@@ -1,6 +1,6 @@
 // Where a pool's window lives.
 //  - An exportable pool (handleTypes POSIX_FD or FABRIC) owns one memfd named for the pool
-//    (ipc/shareable.hpp): that descriptor is what an export hands out and what an importer maps.
+//    (platform/shareable.hpp): that descriptor is what an export hands out and what an importer maps.
 //  - Every other pool takes its window from a range of a large sparse memfd shared by this
 //    process's pools, so it costs no descriptor: a descriptor per pool stopped programs at
 //    about a thousand pools under the common `ulimit -n 1024` (and at the hard limit past

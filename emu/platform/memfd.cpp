@@ -1,4 +1,4 @@
-#include "core/memfd.hpp"
+#include "platform/memfd.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -1,6 +1,6 @@
-#include "ipc/shareable.hpp"
+#include "platform/shareable.hpp"
 
-#include "core/memfd.hpp"
+#include "platform/memfd.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -9,6 +9,8 @@
 //    the object through /proc/<pid>/fd/<n> and checks the inode, so a stale record can never
 //    open another object.
 // Identity is a 128-bit random token (getrandom), never a counter: handles cannot be guessed.
+// A platform facility (memory, vmm, ipc and external all make such objects); its names keep
+// the ipc:: namespace they were born in.
 #pragma once
 #include <cstddef>
 #include <cstdint>

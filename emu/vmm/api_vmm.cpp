@@ -19,7 +19,7 @@
 #include "core/registry.hpp"
 #include "ipc/identity.hpp"
 #include "ipc/registry.hpp"
-#include "ipc/shareable.hpp"
+#include "platform/shareable.hpp"
 #include "memory/address_space.hpp"
 #include "memory/backing.hpp"
 #include "vmm/vmm.hpp"

@@ -31,7 +31,7 @@
 #include "core/registry.hpp"
 #include "core/limits.hpp"
 #include "core/errc.hpp"
-#include "ipc/shareable.hpp"
+#include "platform/shareable.hpp"
 #include "memory/backing.hpp"
 #include "vmm/address_heap.hpp"
 
