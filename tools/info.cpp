@@ -2,15 +2,23 @@
 // `nvidia-smi -L` and the head of `nvidia-smi` would. It uses only the public
 // driver API, so it runs unchanged on NVIDIA's libcuda.so.1 too.
 //
-//   cuda-shim-info       summary
-//   cuda-shim-info -L    one line per device
+//   cuda-shim-info                  summary
+//   cuda-shim-info -L               one line per device
+//   cuda-shim-info --profiles       the device profiles CUDA_SHIM_PROFILE can name
+//   cuda-shim-info --profile NAME   one profile, resolved (no driver needed)
 #include <cuda.h>
 
 #include "abi/nvml_table.hpp"
+#include "core/profile.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -78,6 +86,87 @@ Device query_basic(CUdevice dev) {
   return d;
 }
 
+// Warnings as the driver prints them; the status says whether there were any.
+int report(const std::vector<std::string>& warnings) {
+  for (auto& w : warnings) std::fprintf(stderr, "cuda-shim-info: profile: %s\n", w.c_str());
+  return warnings.empty() ? 0 : 1;
+}
+
+// --profiles: the built-in profiles, then the user directory's.
+int list_profiles() {
+  std::vector<std::string> warnings;
+  auto line = [&](const std::string& what, const char* where) {
+    cuda_shim::Profile p;
+    if (cuda_shim::load_profile(what, p, warnings))
+      std::printf("%-28s %-9s %s\n", what.c_str(), where,
+                  p.description.empty() ? "(no description)" : p.description.c_str());
+  };
+  for (auto& b : cuda_shim::builtin_profiles()) line(b.name, "built-in");
+  std::string dir = cuda_shim::user_profile_dir();
+  std::vector<std::string> mine;
+  std::error_code ec;
+  if (!dir.empty())
+    for (auto& e : std::filesystem::directory_iterator(dir, ec))
+      if (e.path().extension() == ".profile") mine.push_back(e.path().stem().string());
+  std::sort(mine.begin(), mine.end());
+  for (auto& m : mine) {
+    bool shadowed = false;
+    for (auto& b : cuda_shim::builtin_profiles()) shadowed |= m == b.name;
+    if (shadowed)
+      std::printf("%-28s %-9s (not used: the built-in profile of this name comes first)\n", m.c_str(), "user");
+    else
+      line(m, "user");
+  }
+  std::printf("\nCUDA_SHIM_PROFILE=NAME (default h200) picks one; user profiles: %s/NAME.profile, or any file by its "
+              "path.\n", dir.empty() ? "$XDG_CONFIG_HOME/cuda-shim/profiles" : dir.c_str());
+  return report(warnings);
+}
+
+// --profile NAME: what the profile sets, every attribute marked where it differs from h200,
+// then the profile's own file (its sources).
+int print_profile(const std::string& what) {
+  std::vector<std::string> warnings;
+  cuda_shim::Profile p, h200;
+  if (!cuda_shim::load_profile(what, p, warnings)) return report(warnings) | 1;
+  cuda_shim::load_profile("h200", h200, warnings);
+  std::string chain;
+  for (auto& c : p.chain) chain += (chain.empty() ? "" : " <- ") + c;
+  std::printf("Profile:     %s (%s)\n", what.c_str(), p.origin == "built-in" ? "built in" : p.origin.c_str());
+  std::printf("Based on:    %s\n", chain.c_str());
+  std::printf("Description: %s\n", p.description.c_str());
+  std::printf("Devices:     %d", p.devices);
+  if (p.devices_per_host_numa_node > 0)
+    std::printf(" (%d to a host NUMA node)\n", p.devices_per_host_numa_node);
+  else
+    std::printf(" (host NUMA node 0)\n");
+  std::printf("Name:        %s\n", p.device_name.c_str());
+  std::printf("Memory:      %llu MiB (%llu bytes)\n", static_cast<unsigned long long>(p.total_mem >> 20),
+              static_cast<unsigned long long>(p.total_mem));
+  std::printf("Attributes (CU_DEVICE_ATTRIBUTE_*; * differs from h200, - not reported: INVALID_VALUE):\n");
+  for (int a = 1; a < cuda_shim::Profile::kMaxAttr; ++a) {
+    const char* name = cuda_shim::attribute_name(a);
+    if (!name || (!p.attr_valid[a] && !h200.attr_valid[a])) continue;
+    bool differs = p.attr_valid[a] != h200.attr_valid[a] || p.attr[a] != h200.attr[a];
+    if (p.attr_valid[a])
+      std::printf("  %c %-52s %d\n", differs ? '*' : ' ', name, p.attr[a]);
+    else
+      std::printf("  %c %-52s -\n", differs ? '*' : ' ', name);
+  }
+  std::string text;
+  if (p.origin == "built-in") {
+    for (auto& b : cuda_shim::builtin_profiles())
+      if (what == b.name) text = b.text;
+  } else {
+    std::ifstream f(p.origin);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    text = ss.str();
+  }
+  std::printf("\n--- %s ---\n%s", p.origin == "built-in" ? (what + ".profile").c_str() : p.origin.c_str(),
+              text.c_str());
+  return report(warnings);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,8 +174,18 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "-L") == 0 || std::strcmp(argv[i], "--list-gpus") == 0) {
       list_only = true;
+    } else if (std::strcmp(argv[i], "--profiles") == 0) {
+      return list_profiles();
+    } else if (std::strcmp(argv[i], "--profile") == 0) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "cuda-shim-info: --profile needs a name or a file (--profiles lists them)\n");
+        return 2;
+      }
+      return print_profile(argv[i + 1]);
+    } else if (std::strncmp(argv[i], "--profile=", 10) == 0) {
+      return print_profile(argv[i] + 10);
     } else if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0) {
-      std::printf("usage: cuda-shim-info [-L|--list-gpus]\n");
+      std::printf("usage: cuda-shim-info [-L|--list-gpus] | --profiles | --profile NAME|FILE\n");
       return 0;
     } else {
       std::fprintf(stderr, "cuda-shim-info: unknown argument '%s'\n", argv[i]);

@@ -1,5 +1,6 @@
 #include "core/config.hpp"
 #include "core/limits.hpp"
+#include "core/profile.hpp"
 
 #include <cstdlib>
 #include <utility>
@@ -35,7 +36,49 @@ std::string where(const std::string& origin, int lineno) {
   return origin.rfind("CUDA_SHIM_", 0) == 0 ? origin : fmt::format("{}:{}", origin, lineno);
 }
 
+// The file's `profile = ...` (the last one) and its line: a profile is applied before every
+// other setting, wherever the line stands, so that the file's own keys override it.
+std::string profile_key(const std::string& text, int& lineno) {
+  std::istringstream in(text);
+  std::string line, found;
+  for (int no = 1; std::getline(in, line); ++no) {
+    if (auto h = line.find('#'); h != std::string::npos) line.resize(h);
+    auto eq = line.find('=');
+    if (eq != std::string::npos && trim(line.substr(0, eq)) == "profile") {
+      found = trim(line.substr(eq + 1));
+      lineno = no;
+    }
+  }
+  return found;
+}
+
+std::string dir_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash == 0 ? 1 : slash);
+}
+
 }  // namespace
+
+Config::Config() { apply_profile("h200"); }
+
+bool Config::apply_profile(const std::string& what, const std::string& dir) {
+  Profile p;
+  if (!load_profile(what, p, warnings, dir)) return false;
+  profile = what;
+  profile_origin = p.origin;
+  attr = p.attr;
+  attr_valid = p.attr_valid;
+  device_default = DeviceConfig{};
+  device_default.name = p.device_name;
+  device_default.total_mem = p.total_mem;
+  devices = p.devices;
+  devices_per_host_numa_node = p.devices_per_host_numa_node;
+  // The managed-memory knobs start from the profile's attributes; CUDA_SHIM_* overrides them.
+  concurrent_managed_access = p.attr_valid[89] ? (p.attr[89] != 0) : 0;  // CONCURRENT_MANAGED_ACCESS
+  pageable_memory_access = p.attr_valid[88] ? (p.attr[88] != 0) : 0;     // PAGEABLE_MEMORY_ACCESS
+  device.clear();
+  return true;
+}
 
 void Config::apply_file_text(const std::string& text, const std::string& origin) {
   std::istringstream in(text);
@@ -74,6 +117,8 @@ void Config::apply_file_text(const std::string& text, const std::string& origin)
       concurrent_managed_access = parse_bool(val) ? 1 : 0;
     } else if (key == "pageable_memory_access") {
       pageable_memory_access = parse_bool(val) ? 1 : 0;
+    } else if (key == "profile") {
+      // Applied before the rest (Config::get), so that this file's other keys override it.
     } else if (key == "kernels" && (val == "refuse" || val == "skip")) {
       skip_kernels = val == "skip";
     } else if (key.rfind("device.", 0) == 0) {
@@ -84,7 +129,7 @@ void Config::apply_file_text(const std::string& text, const std::string& origin)
         warnings.push_back(fmt::format("{}: bad device key '{}'", where(origin, lineno), key));
         continue;
       }
-      if (device.size() <= idx) device.resize(idx + 1);
+      if (device.size() <= idx) device.resize(idx + 1, device_default);
       std::string field = key.substr(dot + 1);
       if (field == "name") device[idx].name = val.substr(0, 255);
       else if (field == "total_mem" && parse_u64(val, n) && n > 0) device[idx].total_mem = n;
@@ -114,9 +159,11 @@ void Config::apply_env() {
 }
 
 void Config::finalize() {
-  if (device.size() < static_cast<size_t>(devices)) device.resize(devices);
-  device.resize(devices);
-  for (auto& d : device) {
+  device.resize(devices, device_default);
+  for (size_t i = 0; i < device.size(); ++i) {
+    auto& d = device[i];
+    if (d.numa_id < 0)  // the profile's machine: devices_per_host_numa_node to a host node
+      d.numa_id = devices_per_host_numa_node > 0 ? static_cast<int>(i) / devices_per_host_numa_node : 0;
     if (d.concurrent_managed_access < 0) d.concurrent_managed_access = concurrent_managed_access;
     if (d.pageable_memory_access < 0) d.pageable_memory_access = pageable_memory_access;
   }
@@ -125,16 +172,37 @@ void Config::finalize() {
 const Config& Config::get() {
   static const Config cfg = [] {
     Config c;
-    if (const char* path = std::getenv("CUDA_SHIM_CONFIG"); path && *path) {
+    std::string text, path;
+    if (const char* p = std::getenv("CUDA_SHIM_CONFIG"); p && *p) {
+      path = p;
       std::ifstream f(path);
       if (f) {
         std::stringstream ss;
         ss << f.rdbuf();
-        c.apply_file_text(ss.str(), path);
+        text = ss.str();
       } else {
         c.warnings.push_back(fmt::format("CUDA_SHIM_CONFIG={}: cannot open", path));
+        path.clear();
       }
     }
+    // The profile first (the environment's over the file's), then the file, then the variables.
+    // One that does not load leaves the default profile, as a bad setting leaves its default.
+    int lineno = 0;
+    std::string want = profile_key(text, lineno), origin = fmt::format("{}:{}", path, lineno), dir = dir_of(path);
+    if (const char* e = std::getenv("CUDA_SHIM_PROFILE"); e && *e) {
+      want = e;
+      origin = "CUDA_SHIM_PROFILE";
+      dir.clear();  // a relative path is the process's
+    }
+    if (!want.empty()) {
+      const size_t before = c.warnings.size();
+      if (!c.apply_profile(want, dir))
+        c.warnings.push_back(fmt::format("profile = {} did not load (keeping the {} profile)", want, c.profile));
+      // Say which setting chose the profile its problems come from.
+      for (size_t i = before; i < c.warnings.size(); ++i)
+        c.warnings[i] = fmt::format("{}: {}", origin, c.warnings[i]);
+    }
+    if (!path.empty()) c.apply_file_text(text, path);
     c.apply_env();
     c.finalize();
     for (auto& w : c.warnings) fmt::print(stderr, "cuda-shim: config: {}\n", w);

@@ -1,6 +1,8 @@
-// Emulator configuration: built-in defaults (the measured H200, ../shared/REAL_DRIVER.md),
-// then the CUDA_SHIM_CONFIG file, then CUDA_SHIM_* environment variables. Read once.
+// Emulator configuration: a device profile (profiles/*.profile; the measured H200 unless
+// CUDA_SHIM_PROFILE or the file's `profile` names another), then the CUDA_SHIM_CONFIG file,
+// then CUDA_SHIM_* environment variables. Read once.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -8,16 +10,25 @@
 namespace cuda_shim {
 
 struct DeviceConfig {
-  std::string name = "NVIDIA H200";
-  uint64_t total_mem = 150109880320ull;
-  int numa_id = 0;
-  // Device profile knobs (the H200's values by default): CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
-  // and _PAGEABLE_MEMORY_ACCESS. -1: not set for this device (the process-wide setting applies).
+  std::string name;        // the profile's unless device.N.name says otherwise
+  uint64_t total_mem = 0;  // the profile's unless device.N.total_mem says otherwise
+  int numa_id = -1;        // -1: the profile's rule (finalize)
+  // CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS and _PAGEABLE_MEMORY_ACCESS. -1: not set for
+  // this device (the process-wide setting, the profile's unless a knob says otherwise, applies).
   int concurrent_managed_access = -1;
   int pageable_memory_access = -1;
 };
 
 struct Config {
+  Config();  // the default profile (h200), nothing else applied
+  std::string profile = "h200";           // the profile in use: a name or a path
+  std::string profile_origin = "built-in";  // or the file it was read from
+  // The profile's device attributes; Driver copies them into every device, then sets the
+  // per-device ones (PCI location, HOST_NUMA_ID) and the knobs below.
+  std::array<int, 256> attr{};
+  std::array<bool, 256> attr_valid{};
+  DeviceConfig device_default;            // the profile's name and memory size
+  int devices_per_host_numa_node = 0;     // HOST_NUMA_ID = ordinal / this (0: node 0 for all)
   int devices = 1;
   int driver_version = 13030;  // what cuDriverGetVersion reports
   bool explain = false;        // print why each failing call failed
@@ -34,6 +45,9 @@ struct Config {
   // Parse `key = value` lines (# comments). Unknown keys become warnings.
   void apply_file_text(const std::string& text, const std::string& origin);
   void apply_env();
+  // Takes every profile-given setting from profile `what` (profile.hpp says where it is looked
+  // for; `dir`: where a relative path is). On failure nothing changes and warnings say why.
+  bool apply_profile(const std::string& what, const std::string& dir = "");
   void finalize();
 };
 

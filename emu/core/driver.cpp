@@ -1,6 +1,7 @@
 #include "core/driver.hpp"
 
 #include <cstring>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -54,11 +55,10 @@ Driver::Driver() : cfg_(Config::get()) {
     auto d = std::make_unique<Device>();
     d->ordinal = i;
     d->cfg = cfg_.device[i];
-#define DEV_ATTR(id, value)      \
-  d->attr[id] = (value);         \
-  d->attr_valid[id] = true;
-#include "core/device_profile.def"
-#undef DEV_ATTR
+    // The device profile's attributes (profiles/*.profile); the per-device ones follow.
+    static_assert(std::tuple_size_v<decltype(cfg_.attr)> == Device::kMaxAttr);
+    d->attr = cfg_.attr;
+    d->attr_valid = cfg_.attr_valid;
     d->attr[kAttrHostNumaId] = d->cfg.numa_id;
     // Profile knobs: an older or differently attached GPU (CONCURRENT_MANAGED_ACCESS 0: the host
     // may not touch managed memory while the device runs; PAGEABLE_MEMORY_ACCESS 1: the device
@@ -66,8 +66,8 @@ Driver::Driver() : cfg_(Config::get()) {
     d->attr[kAttrConcurrentManagedAccess] = d->cfg.concurrent_managed_access;
     d->attr[kAttrPageableMemoryAccess] = d->cfg.pageable_memory_access;
     d->attr_valid[kAttrHostNumaId] = true;
-    // PCI location: the measured H200 sits at 0000:00:06.0; further devices follow it, 32 to a
-    // bus (a PCI device number has 5 bits), then on the next buses.
+    // PCI location: the profile's is the first device's (the measured H200 sits at 0000:00:06.0);
+    // further devices follow it, 32 to a bus (a PCI device number has 5 bits), then the next buses.
     const int slot = d->attr[kAttrPciDeviceId] + i;
     d->pci_domain = d->attr[kAttrPciDomainId];
     d->pci_bus = d->attr[kAttrPciBusId] + slot / 32;
@@ -77,9 +77,10 @@ Driver::Driver() : cfg_(Config::get()) {
     d->pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}.0", d->pci_domain, d->pci_bus, d->pci_device);
     // Logical endpoints (13.3): supported, counted operations included; attributes a 13.0
     // driver does not know answer INVALID_VALUE there (measured on the H200).
+    // A profile may say a device lacks one (its value when it lists it).
     for (int a : {kAttrLogicalEndpointUnicast, kAttrLogicalEndpointMulticast, kAttrLogicalEndpointCountedOps,
                   kAttrLogicalEndpointUnicastOnOwner}) {
-      d->attr[a] = cfg_.driver_version >= 13030 ? 1 : 0;
+      d->attr[a] = cfg_.driver_version >= 13030 ? (cfg_.attr_valid[a] ? cfg_.attr[a] : 1) : 0;
       d->attr_valid[a] = cfg_.driver_version >= 13030;
     }
     make_uuid(i, d->cfg.name, d->uuid);
