@@ -37,6 +37,9 @@ def cuda_shim_explanation():
 class Faults:
     """Injected system conditions, undone when the test ends.
 
+    set(spec): fault-injection rules for this test (CUDA_SHIM_FAULTS syntax, docs/faults.md,
+    e.g. "cuMemAllocAsync:CUDA_ERROR_OUT_OF_MEMORY@2"); counts start at the call, and the rules
+    are removed after the test.
     The driver reads these variables at each call, so they apply in this process at once:
       logical_endpoint_illegal_state(): CUDA_SHIM_LE_FAULT=illegal_state (logical endpoint binds,
                                         unbinds, queries and limits fail with ILLEGAL_STATE)
@@ -51,6 +54,11 @@ class Faults:
     def __init__(self, monkeypatch):
         self._monkeypatch = monkeypatch
         self._violations_at_start = ext.managed_violations()
+        self._rules = False
+
+    def set(self, spec):
+        ext.set_faults(spec)
+        self._rules = True
 
     def logical_endpoint_illegal_state(self):
         self._monkeypatch.setenv("CUDA_SHIM_LE_FAULT", "illegal_state")
@@ -68,7 +76,10 @@ class Faults:
 @pytest.fixture
 def cuda_shim_faults(monkeypatch):
     """Fault injection for one test (see Faults)."""
-    return Faults(monkeypatch)
+    faults = Faults(monkeypatch)
+    yield faults
+    if faults._rules:
+        ext.set_faults(None)
 
 
 @pytest.fixture

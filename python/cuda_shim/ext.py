@@ -47,6 +47,18 @@ def last_explanation():
     return Explanation(lib.cuShimGetLastExplanationCode(), _text(_sized("cuShimGetLastExplanation")))
 
 
+def set_faults(spec):
+    """Replaces the fault-injection rules (CUDA_SHIM_FAULTS syntax, docs/faults.md) and restarts
+    their call counts; None or "" removes them. Raises ValueError, with the explanation, for a
+    spec that does not parse (the rules in force stay)."""
+    lib = _lib()
+    fn = lib.cuShimSetFaults
+    fn.argtypes = [ctypes.c_char_p]
+    rc = fn(spec.encode() if spec else None)
+    if rc != 0:
+        raise ValueError(last_explanation().message)
+
+
 def managed_violations():
     """How many host accesses to managed memory the device owned were caught (CUDA_SHIM_MANAGED_FAULT)."""
     fn = _lib().cuShimManagedViolations

@@ -76,3 +76,17 @@ def test_marker_with_enough_devices(cuda_shim_devices):
 @pytest.mark.cuda_shim_devices(3)
 def test_marker_with_too_few_devices():
     pytest.fail("a test that needs 3 devices ran in a session of 2")
+
+
+def test_fault_rules(cuda_shim_faults, cuda_shim_explanation):
+    cuda_shim_faults.set("cuDeviceGetCount:CUDA_ERROR_NOT_PERMITTED@2")
+    assert cu.cuDeviceGetCount() == (OK, 2)
+    assert cu.cuDeviceGetCount()[0] == cu.CUresult.CUDA_ERROR_NOT_PERMITTED
+    assert "injected by" in cuda_shim_explanation().message
+    assert cu.cuDeviceGetCount() == (OK, 2)
+    with pytest.raises(ValueError, match="cuNoSuchEntry"):
+        cuda_shim_faults.set("cuNoSuchEntry:CUDA_ERROR_UNKNOWN")
+
+
+def test_fault_rules_are_removed_after_the_test():
+    assert all(cu.cuDeviceGetCount() == (OK, 2) for _ in range(3))
