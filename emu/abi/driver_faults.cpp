@@ -3,6 +3,7 @@
 // reach the door, so the emulator's calls to itself (the runtime reaching the driver's
 // implementations inside libcuda) are never counted.
 #include "abi/faults.hpp"
+#include "core/config.hpp"
 
 #include <cctype>
 #include <cstdio>
@@ -272,11 +273,12 @@ void install(std::shared_ptr<RuleSet> s) {
 void load_env() noexcept {
   try {
     auto s = std::make_shared<RuleSet>();
-    if (const char* v = std::getenv("CUDA_SHIM_FAULTS"); v && *v) {
+    // CUDA_SHIM_FAULTS, or `faults =` in the configuration file (the variable wins).
+    if (const std::string& v = Config::get().faults; !v.empty()) {
       std::string why;
-      if (!parse(v, "CUDA_SHIM_FAULTS rule", *s, why)) {
-        // Never half-applied: one bad rule and no rule of the variable applies.
-        std::fprintf(stderr, "cuda-shim: CUDA_SHIM_FAULTS: %s; the variable is ignored (no fault is injected)\n",
+      if (!parse(v.c_str(), "CUDA_SHIM_FAULTS rule", *s, why)) {
+        // Never half-applied: one bad rule and no rule of the setting applies.
+        std::fprintf(stderr, "cuda-shim: CUDA_SHIM_FAULTS: %s; the setting is ignored (no fault is injected)\n",
                      why.c_str());
         s = std::make_shared<RuleSet>();
       }

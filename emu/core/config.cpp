@@ -119,6 +119,8 @@ void Config::apply_file_text(const std::string& text, const std::string& origin)
       pageable_memory_access = parse_bool(val) ? 1 : 0;
     } else if (key == "profile") {
       // Applied before the rest (Config::get), so that this file's other keys override it.
+    } else if (key == "faults") {
+      faults = val;  // parsed, and reported if bad, by the fault engine at the first call
     } else if (key == "kernels" && (val == "refuse" || val == "skip")) {
       skip_kernels = val == "skip";
     } else if (key.rfind("device.", 0) == 0) {
@@ -153,6 +155,7 @@ void Config::apply_env() {
       {"CUDA_SHIM_CONCURRENT_MANAGED_ACCESS", "concurrent_managed_access"},
       {"CUDA_SHIM_PAGEABLE_MEMORY_ACCESS", "pageable_memory_access"},
       {"CUDA_SHIM_KERNELS", "kernels"},
+      {"CUDA_SHIM_FAULTS", "faults"},
   };
   for (const auto& [var, key] : kVars)
     if (const char* v = std::getenv(var)) apply_file_text(fmt::format("{} = {}\n", key, v), var);

@@ -38,6 +38,8 @@ struct Config {
   // Kernel launches (device code never runs): false refuses them (CUDA_ERROR_NOT_SUPPORTED,
   // explained), true completes them as no-ops in stream order. CUDA_SHIM_KERNELS=refuse|skip.
   bool skip_kernels = false;
+  // Fault-injection rules (CUDA_SHIM_FAULTS syntax, abi/faults.hpp); empty: none.
+  std::string faults;
   std::vector<DeviceConfig> device;  // size == devices
   std::vector<std::string> warnings; // problems found while reading; printed once
 

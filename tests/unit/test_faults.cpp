@@ -251,6 +251,25 @@ TEST_CASE("faults: CUDA_SHIM_FAULTS applies from the first call; the trace marks
   CHECK(count(out, "cuDeviceGetCount -> success") == 2);
 }
 
+TEST_CASE("faults: the configuration file's faults key, and the variable over it", "[faults]") {
+  char path[] = "/tmp/cuda-shim-faults-XXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  const std::string text = "faults = cuDeviceGetCount:CUDA_ERROR_OUT_OF_MEMORY@2\n";
+  REQUIRE(write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  close(fd);
+  std::string out;
+  CHECK(child(std::string("FAULTS_CHILD=env CUDA_SHIM_CONFIG=") + path, out) == 0);
+  INFO(out);
+  // The variable replaces the file's rules: here a rule that never fires in the child.
+  std::string out2;
+  CHECK(child(std::string("FAULTS_CHILD=malformed CUDA_SHIM_CONFIG=") + path +
+                  " CUDA_SHIM_FAULTS='cuDeviceGetCount:CUDA_ERROR_OUT_OF_MEMORY@9'",
+              out2) == 0);
+  INFO(out2);
+  unlink(path);
+}
+
 TEST_CASE("faults: a malformed CUDA_SHIM_FAULTS is reported once and ignored whole", "[faults]") {
   std::string out;
   CHECK(child("FAULTS_CHILD=malformed CUDA_SHIM_FAULTS='cuDeviceGetCount:CUDA_ERROR_OUT_OF_MEMORY@2, cuBogus:*'",
@@ -258,7 +277,7 @@ TEST_CASE("faults: a malformed CUDA_SHIM_FAULTS is reported once and ignored who
   INFO(out);
   CHECK(count(out, "cuda-shim: CUDA_SHIM_FAULTS: rule 2 'cuBogus:*' (at character 46): 'cuBogus' is not an entry "
                    "point") == 1);
-  CHECK(count(out, "the variable is ignored") == 1);
+  CHECK(count(out, "the setting is ignored") == 1);
 }
 
 TEST_CASE("faults: CUDA_SHIM_LE_FAULT=illegal_state is an alias of a rule set", "[faults]") {
