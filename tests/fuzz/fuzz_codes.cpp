@@ -147,7 +147,9 @@ const std::vector<Family> kFamilies = {
     {"GetAddressRange", {NF}}, {"PointerGetAttribute", {NF}},
     // the current context's stack
     {"cuCtxPopCurrent", {CTX}},
-    {"Peer", {PEER, cudaErrorPeerAccessUnsupported}},
+    // peer access: enabled or disabled twice, or between a device and itself
+    {"Peer", {PEER, CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
+              cudaErrorPeerAccessUnsupported, cudaErrorPeerAccessAlreadyEnabled, cudaErrorPeerAccessNotEnabled}},
 };
 
 }  // namespace
