@@ -113,14 +113,6 @@ Errc fill(CUdeviceptr dst, size_t pitch, unsigned value, unsigned elem, size_t w
   Extent e{width * elem, height, 1, pitch, pitch * height};
   TRY(mem::resolve(dst, Space::device, e, api, "dstDevice", op.dst));
   TRY(mem::check_writable(op.dst, api, "dstDevice"));
-  // The fill runs on its stream's device (the current context's for the synchronous forms).
-  Context* exec = ctx.get();
-  if (how.async) {
-    Stream* st = nullptr;
-    TRY(resolve_stream(how.stream, how.per_thread, api, st));
-    exec = st->ctx();
-  }
-  TRY(mem::check_fill_access(op.dst, exec, api, "dstDevice"));
   return mem::submit_fill(std::move(op), how, api);
 }
 

@@ -32,7 +32,9 @@ Errc check_writable(const Side& s, const char* api, const char* what) {
   return Errc::success;
 }
 
-Errc check_fill_access(const Side& s, const Context* exec, const char* api, const char* what) {
+// Refuses a fill's destination that its stream's device (exec) may not write: host-located VMM
+// memory without that device's access, another device's memory without peer access.
+static Errc check_fill_access(const Side& s, const Context* exec, const char* api, const char* what) {
   auto one = [&](const RangePtr& r) {
     if (!r || !exec) return Errc::success;
     // Measured (two H100s): a fill runs on its stream's device, which reaches another
@@ -279,6 +281,8 @@ Errc submit_copy(CopyOp op, const Submit& how, const char* api) {
 Errc submit_fill(FillOp op, const Submit& how, const char* api) {
   std::shared_ptr<Stream> s;
   if (Errc e = stream_for(how, api, s); e != Errc::success) return e;
+  // The fill runs on its stream's device (the current context's for the synchronous forms).
+  TRY(check_fill_access(op.dst, s->ctx(), api, "dstDevice"));
   if (op.width == 0 || op.height == 0) return Errc::success;
   if (!how.async) {
     const FillOp* p = &op;

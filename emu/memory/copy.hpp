@@ -50,10 +50,6 @@ Errc resolve(uintptr_t p, Space space, const Extent& e, const char* api, const c
 
 // Refuses a destination the device may not write (read-only registered host memory).
 Errc check_writable(const Side& s, const char* api, const char* what);
-// Refuses a fill's destination that only copies may reach from exec, the context whose device
-// runs the fill (host-located VMM memory without its access, another device's memory without
-// peer access).
-Errc check_fill_access(const Side& s, const Context* exec, const char* api, const char* what);
 
 struct CopyOp {
   Side dst, src;
