@@ -121,6 +121,14 @@ bool parse_u64(const std::string& s, uint64_t& v) {
 }
 
 // Parses `spec` into `out`; on failure, `why` names the rule, its position and the problem.
+// Which targets each exported symbol answers to (rebuilt whenever the targets change).
+void index_symbols(RuleSet& s) {
+  s.by_symbol.clear();
+  for (const Sym& sym : kSyms)
+    for (auto& t : s.targets)
+      if (injectable(sym.name) && covers(t->name, sym.name)) s.by_symbol[sym.name].push_back(t.get());
+}
+
 bool parse(std::string_view spec, const char* origin, RuleSet& out, std::string& why) {
   size_t pos = 0;
   int index = 0;
@@ -231,9 +239,7 @@ bool parse(std::string_view spec, const char* origin, RuleSet& out, std::string&
     }
     pos = end + 1;
   }
-  for (const Sym& s : kSyms)
-    for (auto& t : out.targets)
-      if (injectable(s.name) && covers(t->name, s.name)) out.by_symbol[s.name].push_back(t.get());
+  index_symbols(out);
   return true;
 }
 
@@ -288,10 +294,7 @@ void load_env() noexcept {
       RuleSet alias;
       if (parse(kLeFaultAlias, "CUDA_SHIM_LE_FAULT=illegal_state, as rule", alias, why)) {
         for (auto& t : alias.targets) s->targets.push_back(std::move(t));
-        s->by_symbol.clear();
-        for (const Sym& sym : kSyms)
-          for (auto& t : s->targets)
-            if (injectable(sym.name) && covers(t->name, sym.name)) s->by_symbol[sym.name].push_back(t.get());
+        index_symbols(*s);
       }
     }
     install(std::move(s));
