@@ -6,13 +6,15 @@
 //  - records a generic reason if the body failed without one, traces, and prints the
 //    reason when CUDA_SHIM_EXPLAIN=1.
 //
-// With trace, explain and fault injection off, a successful call costs the body plus one store
-// (the "why" flag) and two predictable branches (the fault and trace flags); bench_stream's
+// With trace, strict mode and fault injection off, a successful call costs the body plus one
+// store (the "why" flag) and one predictable branch (g_hooks); bench_stream's
 // BM_Emu_CallOverhead measures it. An injected fault (abi/faults.hpp) fails the call before its
 // body runs, so the call changes nothing, as one refused by validation.
 #pragma once
 #include <atomic>
+#include <memory>
 #include <new>
+#include <type_traits>
 
 #include "abi/faults.hpp"
 #include "core/errc.hpp"
@@ -25,23 +27,26 @@ namespace cuda_shim::abi {
 void report(const char* api, Errc e, bool runtime, bool injected = false) noexcept;
 bool tracing() noexcept;
 void trace_ok(const char* api) noexcept;
-// Set until the settings have been read, then only when CUDA_SHIM_TRACE is on: the one
-// branch a successful call pays for tracing. Relaxed: a stale true only takes the slow path.
-extern std::atomic<bool> g_trace_check;
-// Reads the settings once (clearing g_trace_check when tracing is off), prints when on.
-void trace_ok_slow(const char* api) noexcept;
+
+// The one branch a call pays for every observing feature (fault injection, trace, strict mode):
+// true until the settings have been read, then only while one of them is on. Relaxed: a stale
+// true only takes the hooked path, which does the same work plus the bookkeeping.
+extern std::atomic<bool> g_hooks;
+// Recomputes g_hooks after a feature is switched (cuShimSetFaults, the settings read once).
+void refresh_hooks() noexcept;
+// The hooked path (abi/call_hooks.cpp): numbers the call (core/call_info.hpp), injects faults,
+// runs the body through `run(body)`, traces and reports.
+int call_hooked(const char* api, Errc (*run)(void*), void* body, bool runtime) noexcept;
 
 template <class F>
 inline int call(const char* api, F&& body, bool runtime = false) noexcept {
+  using Body = std::remove_cvref_t<F>;
+  if (g_hooks.load(std::memory_order_relaxed)) [[unlikely]]
+    return call_hooked(
+        api, [](void* b) -> Errc { return (*static_cast<Body*>(b))(); },
+        const_cast<Body*>(std::addressof(body)), runtime);
   clear_explanation();
   Errc e;
-  if (g_fault_check.load(std::memory_order_relaxed)) [[unlikely]] {
-    e = inject_slow(api, runtime);
-    if (e != Errc::success) {
-      report(api, e, runtime, /*injected=*/true);
-      return static_cast<int>(e);
-    }
-  }
   try {
     e = body();
   } catch (const std::bad_alloc&) {
@@ -51,8 +56,6 @@ inline int call(const char* api, F&& body, bool runtime = false) noexcept {
   }
   if (e != Errc::success) [[unlikely]]
     report(api, e, runtime);
-  else if (g_trace_check.load(std::memory_order_relaxed)) [[unlikely]]
-    trace_ok_slow(api);
   return static_cast<int>(e);
 }
 

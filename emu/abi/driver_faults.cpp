@@ -2,6 +2,7 @@
 // whether a call fails before its body runs (docs/faults.md). Only the exported entry points
 // reach the door, so the emulator's calls to itself (the runtime reaching the driver's
 // implementations inside libcuda) are never counted.
+#include "abi/call.hpp"
 #include "abi/faults.hpp"
 #include "core/config.hpp"
 
@@ -274,6 +275,7 @@ void install(std::shared_ptr<RuleSet> s) {
   if (s && s->targets.empty()) s.reset();
   g_set = std::move(s);
   g_fault_check.store(g_set != nullptr, std::memory_order_relaxed);
+  refresh_hooks();  // the door's one flag covers fault injection too
 }
 
 void load_env() noexcept {
@@ -307,6 +309,7 @@ void load_env() noexcept {
 
 Errc inject_slow(const char* api, bool runtime) noexcept {
   std::call_once(g_loaded, load_env);
+  if (!api) return Errc::success;  // call_hooks.cpp: only load the rules
   std::shared_ptr<RuleSet> s;
   {
     std::lock_guard lk(g_m);

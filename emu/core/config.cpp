@@ -112,7 +112,17 @@ void Config::apply_file_text(const std::string& text, const std::string& origin)
     } else if (key == "explain") {
       explain = parse_bool(val);
     } else if (key == "trace") {
-      trace = parse_bool(val);
+      // on/off, or where to write the trace ("-" or a path)
+      bool named = !val.empty() && val != "0" && val != "false" && val != "no" && val != "off" && !parse_bool(val);
+      trace = named || parse_bool(val);
+      trace_to = named ? val : std::string();
+    } else if (key == "strict") {
+      if (val == "abort") strict = 2;
+      else if (parse_bool(val) || val == "0" || val == "false" || val == "no" || val == "off" || val.empty())
+        strict = parse_bool(val) ? 1 : 0;
+      else
+        warnings.push_back(fmt::format("{}: strict = '{}': 0, 1 or abort are valid (keeping {})",
+                                       where(origin, lineno), val, strict));
     } else if (key == "concurrent_managed_access") {
       concurrent_managed_access = parse_bool(val) ? 1 : 0;
     } else if (key == "pageable_memory_access") {
@@ -152,6 +162,7 @@ void Config::apply_env() {
       {"CUDA_SHIM_DRIVER_VERSION", "driver_version"},
       {"CUDA_SHIM_EXPLAIN", "explain"},
       {"CUDA_SHIM_TRACE", "trace"},
+      {"CUDA_SHIM_STRICT", "strict"},
       {"CUDA_SHIM_CONCURRENT_MANAGED_ACCESS", "concurrent_managed_access"},
       {"CUDA_SHIM_PAGEABLE_MEMORY_ACCESS", "pageable_memory_access"},
       {"CUDA_SHIM_KERNELS", "kernels"},

@@ -32,7 +32,13 @@ struct Config {
   int devices = 1;
   int driver_version = 13030;  // what cuDriverGetVersion reports
   bool explain = false;        // print why each failing call failed
-  bool trace = false;          // print every call
+  bool trace = false;          // trace every call (trace_to says where)
+  // CUDA_SHIM_TRACE's value when it is not a plain on/off: "-" (JSON lines on stdout) or a file
+  // (.json: a Chrome/Perfetto trace; otherwise JSON lines). Empty: the readable stderr form.
+  std::string trace_to;
+  // CUDA_SHIM_STRICT: 0 off, 1 report what the real driver accepts silently, 2 (abort) stop at
+  // the first finding.
+  int strict = 0;
   int concurrent_managed_access = 1;  // every device's, unless device.N.* says otherwise
   int pageable_memory_access = 0;
   // Kernel launches (device code never runs): false refuses them (CUDA_ERROR_NOT_SUPPORTED,

@@ -17,16 +17,6 @@ bool tracing() noexcept {
 
 void trace_ok(const char* api) noexcept { fmt::print(stderr, "cuda-shim: {} -> success\n", api); }
 
-std::atomic<bool> g_trace_check{true};
-
-void trace_ok_slow(const char* api) noexcept {
-  if (!tracing()) {
-    g_trace_check.store(false, std::memory_order_relaxed);
-    return;
-  }
-  trace_ok(api);
-}
-
 const char* cu_error_name(int code) noexcept;  // api_core.cpp
 
 void report(const char* api, Errc e, bool runtime, bool injected) noexcept {
