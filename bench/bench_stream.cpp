@@ -5,7 +5,15 @@
 // The runtime calls run unchanged on NVIDIA's driver (bench/run.sh --real), so the report puts
 // them side by side. BM_Emu_CallOverhead compares cuDriverGetVersion with a host function that
 // does the same work through an indirect call: the difference is what the door (PLT, error
-// translation, the explanation and trace flags) adds to every call.
+// translation, the explanation and trace flags) adds to every call. The idle trace's cost, in
+// one run: BM_Host_CallOverheadIdleFlag is the same host function behind a copy of the door's
+// observing-feature check (a relaxed load of a flag that is off, one predictable branch) against
+// BM_Host_CallOverhead with no check; BM_Emu_CallOverheadHooked takes the door's hooked path (what
+// trace, strict mode and fault injection switch on). Run the binary under CUDA_SHIM_TRACE=/dev/null
+// to see BM_Emu_CallOverhead with the trace written.
+#include <dlfcn.h>
+
+#include <atomic>
 #include <cstdint>
 
 #include "bench_common.hpp"
@@ -104,6 +112,21 @@ __attribute__((noinline)) int host_get_version(int* v) {
 }
 int (*volatile g_host_get_version)(int*) = host_get_version;
 
+// The door's flag, copied: off, it must cost nothing measurable.
+std::atomic<bool> g_idle_flag{false};
+__attribute__((noinline)) int host_get_version_hooked(int* v) {
+  benchmark::ClobberMemory();
+  return host_get_version(v);
+}
+__attribute__((noinline)) int host_get_version_flagged(int* v) {
+  if (g_idle_flag.load(std::memory_order_relaxed)) [[unlikely]]
+    return host_get_version_hooked(v);
+  if (!v) return 1;
+  *v = 13000;
+  return 0;
+}
+int (*volatile g_host_get_version_flagged)(int*) = host_get_version_flagged;
+
 void BM_Emu_CallOverhead(benchmark::State& s) {
   if (!bench::emulator_only(s)) return;
   int v = 0;
@@ -124,6 +147,38 @@ void BM_Host_CallOverhead(benchmark::State& s) {
     benchmark::DoNotOptimize(v);
   }
   bench::ops(s, 1);
+}
+
+void BM_Host_CallOverheadIdleFlag(benchmark::State& s) {
+  int v = 0;
+  for (auto _ : s) {
+    int r = g_host_get_version_flagged(&v);
+    benchmark::DoNotOptimize(r);
+    benchmark::DoNotOptimize(v);
+  }
+  bench::ops(s, 1);
+  bench::baseline(s, "BM_Host_CallOverhead");
+}
+
+// The door's hooked path, switched on by a fault rule that never fires (another entry's, far
+// away): the call is numbered and checked against the rules. Against BM_Emu_CallOverhead.
+void BM_Emu_CallOverheadHooked(benchmark::State& s) {
+  if (!bench::emulator_only(s)) return;
+  using SetFaults = int (*)(const char*);
+  auto set = reinterpret_cast<SetFaults>(dlsym(RTLD_DEFAULT, "cuShimSetFaults"));
+  if (!set || set("cuMemCreate:CUDA_ERROR_OUT_OF_MEMORY@1000000000") != 0) {
+    s.SkipWithError("cuShimSetFaults");
+    return;
+  }
+  int v = 0;
+  for (auto _ : s) {
+    CUresult r = cuDriverGetVersion(&v);
+    benchmark::DoNotOptimize(r);
+    benchmark::DoNotOptimize(v);
+  }
+  set(nullptr);
+  bench::ops(s, 1);
+  bench::baseline(s, "BM_Emu_CallOverhead");
 }
 
 // A failing call pays for its explanation (formatted once per failure); shown for scale.
@@ -148,6 +203,8 @@ BENCHMARK(BM_StreamQueryIdle)->UseRealTime();
 BENCHMARK(BM_EventQueryCompleted)->UseRealTime();
 BENCHMARK(BM_Emu_CallOverhead)->UseRealTime();
 BENCHMARK(BM_Host_CallOverhead)->UseRealTime();
+BENCHMARK(BM_Host_CallOverheadIdleFlag)->UseRealTime();
+BENCHMARK(BM_Emu_CallOverheadHooked)->UseRealTime();
 BENCHMARK(BM_Emu_CallOverheadFailing)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -26,7 +26,6 @@ KNOWN = {
     ("core/context.cpp", "memory/address_space.hpp"): "a context's allocations die with it; a teardown hook",
     ("core/context.cpp", "memory/pool.hpp"): "the same, for its pools' streams",
     ("core/thread_state.cpp", "memory/pool.hpp"): "the thread's pool cache; owned by memory instead",
-    ("core/trace.cpp", "abi/call.hpp"): "the trace names entries through the call wrapper; move trace to abi",
     ("memory/address_space.cpp", "ipc/registry.hpp"): "the per-device usage mirror lives in the registry",
     ("memory/pool.cpp", "ipc/registry.hpp"): "the registry's layout version in exported pointers",
     ("memory/pool_ipc.cpp", "ipc/registry.hpp"): "pool export/import, to move to ipc/",

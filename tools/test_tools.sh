@@ -99,7 +99,10 @@ check "bad driver version names the valid form" 0 sh -c "CUDA_SHIM_DRIVER_VERSIO
 check "demo's explanation in order through a pipe" 0 sh -c "'$shim' run --explain -- '$bin/cuda-shim-demo' 2>&1 |
   grep -B1 '^deliberate error:' | head -1 | grep -q '^cuda-shim: cudaMemcpy -> cudaErrorInvalidMemcpyDirection'"
 check "trace shows no call of the emulator to itself" 0 sh -c "'$shim' run --trace -- '$bin/cuda-shim-demo' 2>&1 >/dev/null |
-  head -1 | grep -qx 'cuda-shim: cudaGetDeviceCount -> success'"
+  head -1 | grep -q '^cuda-shim: #1 cudaGetDeviceCount -> success | \*count=1 | '"
+check "--trace=FILE writes a fresh timeline" 0 sh -c "echo stale >'$tmp/t.json' &&
+  '$shim' run --trace='$tmp/t.json' -- '$bin/cuda-shim-demo' >/dev/null 2>&1;
+  head -1 '$tmp/t.json' | grep -qx '\[' && grep -q '\"name\":\"cudaGetDeviceCount\"' '$tmp/t.json'"
 check "info reports a newer driver version" 0 sh -c "'$shim' info --driver-version 13030 |
   grep -q '^Driver Version: 13.3 (cuDriverGetVersion 13030)'"
 

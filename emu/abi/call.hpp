@@ -8,10 +8,13 @@
 //
 // With trace, strict mode and fault injection off, a successful call costs the body plus one
 // store (the "why" flag) and one predictable branch (g_hooks); bench_stream's
-// BM_Emu_CallOverhead measures it. An injected fault (abi/faults.hpp) fails the call before its
+// BM_Emu_CallOverhead measures it. The entries also hand over a lambda that decodes their
+// arguments for the trace (abi/trace_args.hpp): only the hooked path calls it. An injected
+// fault (abi/faults.hpp) fails the call before its
 // body runs, so the call changes nothing, as one refused by validation.
 #pragma once
 #include <atomic>
+#include <cstddef>
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -26,7 +29,10 @@ namespace cuda_shim::abi {
 // `injected`: the failure came from a fault rule (the trace says so).
 void report(const char* api, Errc e, bool runtime, bool injected = false) noexcept;
 bool tracing() noexcept;
-void trace_ok(const char* api) noexcept;
+
+// Decodes a call's arguments into the trace (abi/trace_args.hpp).
+class ArgSink;
+using ArgFormatter = void (*)(const void* formatter, ArgSink& sink);
 
 // The one branch a call pays for every observing feature (fault injection, trace, strict mode):
 // true until the settings have been read, then only while one of them is on. Relaxed: a stale
@@ -34,17 +40,24 @@ void trace_ok(const char* api) noexcept;
 extern std::atomic<bool> g_hooks;
 // Recomputes g_hooks after a feature is switched (cuShimSetFaults, the settings read once).
 void refresh_hooks() noexcept;
-// The hooked path (abi/call_hooks.cpp): numbers the call (core/call_info.hpp), injects faults,
-// runs the body through `run(body)`, traces and reports.
-int call_hooked(const char* api, Errc (*run)(void*), void* body, bool runtime) noexcept;
+// The hooked path (abi/driver_call_hooks.cpp): numbers the call (core/call_info.hpp), injects
+// faults, runs the body through `run(body)`, traces (decoding the arguments through `fmt`, when
+// given) and reports.
+int call_hooked(const char* api, Errc (*run)(void*), void* body, bool runtime, ArgFormatter fmt = nullptr,
+                const void* fmt_obj = nullptr) noexcept;
 
-template <class F>
-inline int call(const char* api, F&& body, bool runtime = false) noexcept {
+// `args`: a callable taking ArgSink&, or nullptr (the entry's arguments are not decoded).
+template <class F, class A = std::nullptr_t>
+inline int call(const char* api, F&& body, bool runtime = false, const A& args = nullptr) noexcept {
   using Body = std::remove_cvref_t<F>;
-  if (g_hooks.load(std::memory_order_relaxed)) [[unlikely]]
+  if (g_hooks.load(std::memory_order_relaxed)) [[unlikely]] {
+    ArgFormatter af = nullptr;
+    if constexpr (!std::is_same_v<A, std::nullptr_t>)
+      af = [](const void* a, ArgSink& s) { (*static_cast<const A*>(a))(s); };
     return call_hooked(
         api, [](void* b) -> Errc { return (*static_cast<Body*>(b))(); },
-        const_cast<Body*>(std::addressof(body)), runtime);
+        const_cast<Body*>(std::addressof(body)), runtime, af, std::addressof(args));
+  }
   clear_explanation();
   Errc e;
   try {
@@ -60,9 +73,9 @@ inline int call(const char* api, F&& body, bool runtime = false) noexcept {
 }
 
 // Driver entries: CUresult.
-template <class F>
-inline int driver_call(const char* api, F&& body) noexcept {
-  int e = call(api, static_cast<F&&>(body));
+template <class F, class A = std::nullptr_t>
+inline int driver_call(const char* api, F&& body, const A& args = nullptr) noexcept {
+  int e = call(api, static_cast<F&&>(body), false, args);
   return e == 0 ? 0 : to_curesult(static_cast<Errc>(e));
 }
 

@@ -5,6 +5,7 @@
 #include "abi/nvml_table.hpp"
 #include "abi/rt_table.hpp"
 #include "abi/runtime_api.hpp"
+#include "abi/trace_args.hpp"
 #include "cuda_shim_ext.h"
 #include "external/external.hpp"
 #include "hosting/hosting.hpp"
@@ -24,17 +25,22 @@ namespace {
 
 // The runtime's door: like driver_call, plus the runtime's last-error rule (every
 // failing call except a query's "not ready" becomes the thread's last error).
-template <class F>
-cudaError_t runtime_call(const char* api, F&& body) noexcept {
-  int e = call(api, static_cast<F&&>(body), /*runtime=*/true);
+template <class F, class A = std::nullptr_t>
+cudaError_t runtime_call(const char* api, F&& body, const A& args = nullptr) noexcept {
+  int e = call(api, static_cast<F&&>(body), /*runtime=*/true, args);
   if (e == 0) return cudaSuccess;
   Errc ec = static_cast<Errc>(e);
   if (ec != Errc::not_ready) rtapi::set_last_error(ec);
   return static_cast<cudaError_t>(to_cuda_error(ec));
 }
 
-#define RT_ENTRY(name, params, args) \
-  cudaError_t rt_##name params noexcept { return runtime_call(#name, [&] { return rtapi::name args; }); }
+#define RT_ENTRY(name, params, args)                                                       \
+  cudaError_t rt_##name params noexcept {                                                  \
+    return runtime_call(#name, [&] { return rtapi::name args; }, [&](ArgSink& sink_) {     \
+      sink_.begin(#params);                                                                \
+      sink_.put args;                                                                      \
+    });                                                                                    \
+  }
 #include "abi/runtime_entries.def"
 #undef RT_ENTRY
 

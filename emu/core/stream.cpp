@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/context.hpp"
+#include "core/trace_ops.hpp"
 
 namespace cuda_shim {
 namespace {
@@ -85,6 +86,9 @@ void set_activity_hooks(const ActivityHooks* hooks) { g_hooks.store(hooks, std::
 uint64_t Stream::enqueue(std::function<void()> fn, std::vector<Dep> deps, bool inline_ok) {
   if (may_depend())
     for (auto& d : implicit_deps()) deps.push_back(std::move(d));
+  // The trace (off: null) learns the enqueuing call here, before the operation can run.
+  const trace_ops::Hooks* th = trace_ops::hooks();
+  const uint64_t ttok = th ? th->enqueued(*this) : 0;
   std::unique_lock lk(m_);
   uint64_t seq = submitted_.load(std::memory_order_relaxed) + 1;
   bool ready = inline_ok && (!queue_ || queue_->empty()) && !worker_active_ &&
@@ -101,13 +105,15 @@ uint64_t Stream::enqueue(std::function<void()> fn, std::vector<Dep> deps, bool i
     // Hold the stream's order: nothing else can run before `seq` is marked complete,
     // because later enqueuers see completed < submitted and queue behind us.
     lk.unlock();
+    const int64_t t0 = th ? trace_ops::now_ns() : 0;
     if (fn) fn();
+    if (th) [[unlikely]] th->ran(*this, seq, ttok, t0, trace_ops::now_ns());
     finish(seq);
     if (counted) busy_blocking_->fetch_sub(1);
     return seq;
   }
   if (!queue_) queue_.emplace();
-  queue_->push_back(Op{seq, std::move(fn), std::move(deps), counted});
+  queue_->push_back(Op{seq, std::move(fn), std::move(deps), counted, ttok});
   if (!worker_active_) {
     worker_active_ = true;
     std::thread([self = shared_from_this()] { self->worker_loop(); }).detach();
@@ -137,9 +143,12 @@ void Stream::worker_loop() {
     }
     // Stream order: an inline op still running must finish first.
     wait_progress([&] { return completed() >= op.seq - 1; });
+    const trace_ops::Hooks* th = trace_ops::hooks();  // the trace shows a wait as running
+    const int64_t t0 = th ? trace_ops::now_ns() : 0;
     for (auto& d : op.deps) wait_dep(d);
     if (op.fn) op.fn();
     op.fn = nullptr;
+    if (th) [[unlikely]] th->ran(*this, op.seq, op.trace, t0, trace_ops::now_ns());
     if (const ActivityHooks* h = g_hooks.load(std::memory_order_acquire)) h->idle(*this, op.seq);
     finish(op.seq);
     if (op.counted) busy_blocking_->fetch_sub(1);
@@ -150,7 +159,7 @@ uint64_t Stream::try_mark_now() {
   // No implicit dependency can apply (a non-blocking stream, a blocking one while the legacy
   // stream is idle, the legacy one while every blocking stream is) and nothing is queued.
   if (may_depend()) return 0;
-  std::lock_guard lk(m_);
+  std::unique_lock lk(m_);
   uint64_t seq = submitted_.load(std::memory_order_relaxed) + 1;
   if ((queue_ && !queue_->empty()) || worker_active_ || completed_.load(std::memory_order_relaxed) != seq - 1)
     return 0;
@@ -158,6 +167,11 @@ uint64_t Stream::try_mark_now() {
   // it (a waiter reads submitted() first), so no fence and no wake-up are needed.
   completed_.store(seq, std::memory_order_release);
   submitted_.store(seq, std::memory_order_release);
+  if (const trace_ops::Hooks* th = trace_ops::hooks()) [[unlikely]] {  // an instant on the trace's stream track
+    const int64_t t = trace_ops::now_ns();  // under m_: before any later operation's start
+    lk.unlock();
+    th->ran(*this, seq, th->enqueued(*this), t, t);
+  }
   return seq;
 }
 

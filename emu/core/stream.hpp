@@ -116,6 +116,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
     std::function<void()> fn;
     std::vector<Dep> deps;
     bool counted;  // holds one count in busy_blocking_
+    uint64_t trace = 0;  // the trace's token for this operation (trace_ops::Hooks::enqueued)
   };
   void worker_loop();
   void finish(uint64_t seq);

@@ -10,7 +10,7 @@ cd "$here/.."
 trace=$(mktemp)
 CUDA_SHIM_TRACE=1 PYTHONDONTWRITEBYTECODE=1 "$build/bin/cuda-shim" run -- "$py" -m pytest -q -s \
   --deselect test_bindings_driver.py . 2>"$trace" >/dev/null || true
-grep -oE '^cuda-shim: cu[A-Za-z0-9_]+' "$trace" | sed -E 's/^cuda-shim: //; s/(_v[0-9]+)?(_ptsz|_ptds)?$//' | sort -u |
+grep -oE '^cuda-shim: #[0-9]+ cu[A-Za-z0-9_]+' "$trace" | sed -E 's/^cuda-shim: #[0-9]+ //; s/(_v[0-9]+)?(_ptsz|_ptds)?$//' | sort -u |
   "$py" -c '
 import sys
 from cuda.bindings import driver
