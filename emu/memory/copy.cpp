@@ -16,6 +16,7 @@
 #include "core/context.hpp"
 #include "memory/array.hpp"
 #include "memory/pool.hpp"
+#include "memory/strict.hpp"
 #include "vmm/vmm.hpp"
 
 namespace cuda_shim::mem {
@@ -116,9 +117,12 @@ Errc check_pageable(uintptr_t p, size_t span, const char* api, const char* what)
 Errc resolve_pool(uintptr_t p, Space space, size_t span, RangePtr r, const char* api, const char* what, Side& out) {
   const Pool& pool = *r->pool;
   PoolAlloc a;
-  if (!pool.lookup(p, a))
+  if (!pool.lookup(p, a)) {
+    if (strict::maybe()) [[unlikely]]
+      strict::on_dead_access(pool, p, what);  // a free in stream order names itself
     return fail(Errc::invalid_value, "{}: {} = {:#x} lies in {} but in no live allocation (freed, or never "
                 "allocated)", api, what, p, pool.describe());
+  }
   // Measured: host-located pool memory is host memory; the device-side forms
   // (cuMemcpyDtoH/HtoD/DtoD, cuMemset*) refuse it even when a device was given access.
   if (space == Space::device && pool.host_located())
@@ -240,6 +244,8 @@ Errc submit_staged(CopyOp op, Stream& s) {
   auto st = std::make_shared<StagedCopy>();
   st->op = std::move(op);
   uint64_t seq = s.enqueue([st] { st->run(); }, {}, /*inline_ok=*/true);
+  if (strict::maybe()) [[unlikely]]
+    strict::on_copy(st->op, s);
   st->submitting = false;
   if (st->ran_inline) return Errc::success;
   const size_t n = st->op.width * st->op.height * st->op.depth;
@@ -274,6 +280,11 @@ Errc submit_copy(CopyOp op, const Submit& how, const char* api) {
     return Errc::success;
   }
   if (op.src.pageable()) return submit_staged(std::move(op), *s);
+  if (strict::maybe()) [[unlikely]] {
+    s->enqueue([op] { op.run(); }, {}, /*inline_ok=*/true);
+    strict::on_copy(op, *s);  // the pool allocations it touches were last used here
+    return Errc::success;
+  }
   s->enqueue([op = std::move(op)] { op.run(); }, {}, /*inline_ok=*/true);
   return Errc::success;
 }
@@ -287,6 +298,11 @@ Errc submit_fill(FillOp op, const Submit& how, const char* api) {
   if (!how.async) {
     const FillOp* p = &op;
     s->wait_for(s->enqueue([p] { p->run(); }, {}, true));
+    return Errc::success;
+  }
+  if (strict::maybe()) [[unlikely]] {
+    s->enqueue([op] { op.run(); }, {}, true);
+    strict::on_fill(op, *s);
     return Errc::success;
   }
   s->enqueue([op = std::move(op)] { op.run(); }, {}, true);

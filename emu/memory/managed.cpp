@@ -10,10 +10,12 @@
 #include <cstring>
 #include <map>
 
+#include "core/call_info.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
 #include "core/stream.hpp"
 #include "memory/backing.hpp"
+#include "memory/strict.hpp"
 
 namespace cuda_shim::mem {
 
@@ -33,6 +35,11 @@ struct Slot {
   std::atomic<uint64_t> stream{0}; // SINGLE: its stream
   std::atomic<uint64_t> busy{0};   // the busy stream that closed it
   std::atomic<int> ordinal{0};
+  // Policed only because strict mode is on (the device has concurrent access): SINGLE only.
+  std::atomic<int> concurrent{0};
+  // The calls that made the allocation and queued the busy stream's work (0: not numbered).
+  std::atomic<const char*> alloc_api{nullptr}, busy_api{nullptr};
+  std::atomic<uint64_t> alloc_id{0}, busy_id{0};
 };
 Slot g_slots[kSlots];
 
@@ -42,6 +49,10 @@ struct Violation {
   unsigned flags = 0;
   uint64_t stream = 0, busy = 0;
   int ordinal = 0;
+  bool concurrent = false;
+  const char* alloc_api = nullptr;
+  const char* busy_api = nullptr;
+  uint64_t alloc_id = 0, busy_id = 0;
 };
 std::atomic<uint64_t> g_violations{0};
 Violation g_last;                     // written by the fault handler only
@@ -51,6 +62,7 @@ struct Tracker {
   std::mutex m;
   std::map<uintptr_t, std::shared_ptr<ManagedState>> all;  // by base
   std::map<const Stream*, std::pair<int, uint64_t>> busy;  // streams with queued work: (device, id)
+  std::map<const Stream*, CallInfo> busy_call;             // ... and the call that queued it
 };
 Tracker& tr() {
   static auto* t = new Tracker();  // leaked: stream workers may outlive main()
@@ -111,6 +123,12 @@ void describe(Msg& m, const Violation& v) {
   m.d(v.bytes);
   m.s("-byte allocation at ");
   m.x(v.base);
+  if (v.alloc_api) {
+    m.s(" made by ");
+    m.s(v.alloc_api);
+    m.s(" #");
+    m.d(v.alloc_id);
+  }
   m.s(", attached ");
   m.s(attach_name(v.flags));
   if (v.flags == CU_MEM_ATTACH_SINGLE) {
@@ -121,7 +139,24 @@ void describe(Msg& m, const Violation& v) {
   m.d(v.busy);
   m.s(" of device ");
   m.d(static_cast<uint64_t>(v.ordinal));
-  m.s(" was running work. Device ");
+  m.s(" was running work");
+  if (v.busy_api) {
+    m.s(" (queued by ");
+    m.s(v.busy_api);
+    m.s(" #");
+    m.d(v.busy_id);
+    m.s(")");
+  }
+  if (v.concurrent) {  // strict mode: the access goes through on such a device, racing the stream
+    m.s(". Device ");
+    m.d(static_cast<uint64_t>(v.ordinal));
+    m.s(" has concurrent managed access, so the access goes through, but memory attached SINGLE to a stream "
+        "belongs to that stream while it runs work: host code racing it reads or writes what the work may be "
+        "changing. Synchronize the stream first, or attach the memory to the host (cuStreamAttachMemAsync with "
+        "CU_MEM_ATTACH_HOST).");
+    return;
+  }
+  m.s(". Device ");
   m.d(static_cast<uint64_t>(v.ordinal));
   m.s(" has CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0: while it runs work, managed memory it may "
       "use (attached GLOBAL, or SINGLE to a busy stream) belongs to it, and a real GPU's process dies of "
@@ -153,25 +188,35 @@ void on_fault(int sig, siginfo_t* si, void* uc) {
     v.stream = s.stream.load();
     v.busy = s.busy.load();
     v.ordinal = s.ordinal.load();
+    v.concurrent = s.concurrent.load() != 0;
+    v.alloc_api = s.alloc_api.load();
+    v.alloc_id = s.alloc_id.load();
+    v.busy_api = s.busy_api.load();
+    v.busy_id = s.busy_id.load();
     g_last_seq.fetch_add(1);
     g_last = v;
     g_last_seq.fetch_add(1);
     g_violations.fetch_add(1);
-    if (g_mode != FaultMode::quiet) {
+    // Strict mode reports it as a finding (and stops at it in abort mode).
+    const int strict_mode = strict::signal_mode();
+    if (strict_mode) strict::count_signal_finding();
+    if (strict_mode || g_mode != FaultMode::quiet) {
       Msg m;
-      m.s("cuda-shim: ");
+      m.s(strict_mode ? "cuda-shim strict: " : "cuda-shim: ");
       describe(m, v);
       m.s("\n");
       ssize_t w = ::write(2, m.b, m.n);
       (void)w;
     }
-    if (g_mode == FaultMode::abort_process) {
+    if (g_mode == FaultMode::abort_process || strict_mode == 2) {
       ::signal(SIGSEGV, SIG_DFL);  // the access runs again and the process dies, as on a real GPU
       return;
     }
     open_slot(s);  // teaching mode: reported once, then the program goes on
     return;
   }
+  // Strict mode's freed pool pages (strict_fault.cpp).
+  if (strict::signal_mode() && strict::on_host_fault(a)) return;
   // Not managed memory: whoever handled SIGSEGV before us, or the default action.
   if ((g_old_segv.sa_flags & SA_SIGINFO) && g_old_segv.sa_sigaction) {
     g_old_segv.sa_sigaction(sig, si, uc);
@@ -216,16 +261,23 @@ bool concurrent_access(int ordinal) {
 void apply(ManagedState& st) {
   if (st.slot < 0) return;
   Slot& s = g_slots[st.slot];
-  uint64_t blocker = 0;
+  const Stream* by = nullptr;
   if (st.flags == CU_MEM_ATTACH_GLOBAL) {
+    // With concurrent access (policed for strict mode only) GLOBAL memory is the host's too.
     for (auto& [p, b] : tr().busy)
-      if (b.first == st.ordinal) {
-        blocker = b.second;
+      if (b.first == st.ordinal && !s.concurrent.load()) {
+        by = p;
         break;
       }
   } else if (st.flags == CU_MEM_ATTACH_SINGLE) {
     for (auto& [p, b] : tr().busy)
-      if (b.second == st.stream_id) blocker = b.second;
+      if (b.second == st.stream_id) by = p;
+  }
+  const uint64_t blocker = by ? tr().busy[by].second : 0;
+  if (by) {
+    const CallInfo c = tr().busy_call[by];
+    s.busy_api.store(c.api);
+    s.busy_id.store(c.id);
   }
   s.flags.store(st.flags);
   s.stream.store(st.stream_id);
@@ -244,6 +296,8 @@ void apply_all() {
 }  // namespace
 
 void set_stream_worker_thread() { t_worker = true; }
+
+void ensure_fault_handler() { ensure_handler(); }
 
 Errc alloc_managed(const std::shared_ptr<Context>& ctx, size_t bytes, unsigned flags, const char* api,
                    CUdeviceptr& out) {
@@ -273,16 +327,23 @@ Errc alloc_managed(const std::shared_ptr<Context>& ctx, size_t bytes, unsigned f
   r->buffer_id = AddressSpace::get().next_buffer_id();
   r->backing = std::move(b);
   r->managed = st;
+  const CallInfo made = current_call();
+  // Strict mode polices devices with concurrent access too: memory attached SINGLE to a busy stream.
+  const bool concurrent = concurrent_access(st->ordinal);
   {
     std::lock_guard lk(tr().m);
     tr().all[st->base] = st;
-    if (!concurrent_access(st->ordinal)) {
+    if (!concurrent || (strict::maybe() && strict::on())) {
       for (int i = 0; i < kSlots; ++i)
         if (g_slots[i].base.load() == 0) {
           Slot& s = g_slots[i];
           s.view.store(view);
           s.bytes.store(bytes);
           s.ordinal.store(st->ordinal);
+          s.concurrent.store(concurrent ? 1 : 0);
+          s.alloc_api.store(made.api);
+          s.alloc_id.store(made.id);
+          s.busy_api.store(nullptr);
           s.closed.store(0);
           s.base.store(st->base, std::memory_order_release);
           st->slot = i;
@@ -365,6 +426,7 @@ void on_stream_busy(const Stream& s) {
   std::lock_guard lk(tr().m);
   if (tr().busy.count(&s)) return;
   tr().busy[&s] = {s.ctx() ? s.ctx()->ordinal() : 0, s.id()};
+  tr().busy_call[&s] = current_call();  // the enqueuing call's thread runs this
   apply_all();
 }
 
@@ -372,6 +434,7 @@ void on_stream_idle(const Stream& s, uint64_t seq) {
   std::lock_guard lk(tr().m);
   if (s.submitted() != seq) return;  // more work behind this one: still busy
   if (!tr().busy.erase(&s)) return;
+  tr().busy_call.erase(&s);
   apply_all();
 }
 

@@ -75,6 +75,10 @@ void on_stream_idle(const Stream& s, uint64_t seq);
 // The calling thread runs stream work (host functions): its faults are the device's, not the host's.
 void set_stream_worker_thread();
 
+// Puts the emulator's SIGSEGV handler first in line (chaining to the previous one): it serves
+// managed memory and strict mode's freed pool pages (strict.hpp). Call it when closing memory.
+void ensure_fault_handler();
+
 // Violations recorded by the fault handler (cuShimManagedViolations / ...Explanation).
 uint64_t managed_violations() noexcept;
 std::string last_managed_violation();

@@ -20,6 +20,7 @@
 #include "ipc/registry.hpp"
 #include "memory/address_space.hpp"
 #include "memory/pool_blocks.hpp"
+#include "memory/strict.hpp"
 
 namespace cuda_shim::mem {
 
@@ -375,6 +376,12 @@ Errc Pool::not_live(uintptr_t p, const char* api, const char* verb, bool within_
 }
 
 Errc Pool::alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
+  if (strict::maybe()) [[unlikely]] {
+    // The general path places exactly as the fast one below; strict mode books the result.
+    Errc e = alloc_slow(bytes, s, api, out);
+    if (e == Errc::success) strict::on_alloc(*this, out, bytes, round_up(bytes, kPoolAlign), s);
+    return e;
+  }
   // The common case first, before anything the general path sets up: the lowest parked free
   // fits exactly and s may reuse it (the same conditions as the fast path below).
   if (!imported_ && bytes <= capacity_ && bytes <= SIZE_MAX - kPoolAlign) [[likely]] {
@@ -489,6 +496,9 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
     // Parked: the treap keeps counting it as used (its summaries stand as they are).
     b->parked = true;
     parked_.push(b->off, b);
+    // Under the lock: no other thread can reuse the range before strict mode has it on record.
+    if (strict::maybe()) [[unlikely]]
+      strict::on_free(*this, p, shadow_ + b->off, b->size, s, b->seq);
     if (!attention_ || !attn_.listed()) refresh_attention();  // listed already: nothing changes
     if (checking()) verify("free_async");
     retire = destroyed() && live_ == 0;
@@ -515,6 +525,8 @@ Errc Pool::free_now(uintptr_t p, const char* api) {
     --live_;
     b->used = false;
     b->req = 0;
+    if (strict::maybe()) [[unlikely]]
+      strict::on_free_now(p);
     busy(b->off, b->size, false);
     fix_up(b);
     merge_settled(b);
@@ -608,6 +620,8 @@ void Pool::mark_destroyed() {
   {
     std::lock_guard lk(m_);
     destroyed_.store(true, std::memory_order_release);
+    if (strict::maybe()) [[unlikely]]
+      strict::on_destroy(*this);
     if (live_ == 0) window = window_;
   }
   if (window) AddressSpace::get().remove_base(window, [&](const Range& r) { return r.pool.get() == this; });

@@ -12,6 +12,7 @@
 #include "ipc/registry.hpp"
 #include "memory/address_space.hpp"
 #include "memory/pool.hpp"
+#include "memory/strict.hpp"
 
 namespace cuda_shim::mem {
 
@@ -56,6 +57,12 @@ Errc Pool::backing_fd(int& fd, uint64_t& offset, const char* api) {
   fd = span_.file->fd();
   offset = span_.offset;
   return Errc::success;
+}
+
+void Pool::mark_exported() {
+  const bool first = !exported_.exchange(true, std::memory_order_acq_rel);
+  if (strict::maybe()) [[unlikely]]
+    if (first) strict::on_export(*this);
 }
 
 Errc Pool::export_fd(int& fd, const char* api) {
@@ -143,6 +150,8 @@ Errc Pool::import_pointer(const unsigned char data[64], uintptr_t& out, const ch
   e->buffer_id = (uint64_t(1) << 62) | ((handle_ >> 8) << 36) | ++next_buffer_;
   ++live_;
   out = window_ + x.offset;
+  if (strict::maybe()) [[unlikely]]
+    strict::on_import(*this, out, x.size);
   return Errc::success;
 }
 
@@ -152,6 +161,8 @@ Errc Pool::free_imported(uintptr_t p, const char* api, bool& retire) {
     return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not an imported allocation's start (freed already, "
                 "or never imported)", api, p, describe());
   --live_;
+  if (strict::maybe()) [[unlikely]]
+    strict::on_free_now(p);
   retire = destroyed() && live_ == 0;
   return Errc::success;
 }

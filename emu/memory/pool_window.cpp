@@ -11,6 +11,7 @@
 #include "core/driver.hpp"
 #include "memory/address_space.hpp"
 #include "memory/pool_blocks.hpp"
+#include "memory/strict.hpp"
 
 // A pool's window: its address range, the memory behind it (pool_backing.hpp), and the pool's
 // construction and teardown around them.
@@ -71,6 +72,8 @@ Pool::Pool(const Props& p, uint64_t capacity, int ndev, bool is_default)
 }
 
 Pool::~Pool() {
+  if (strict::maybe()) [[unlikely]]
+    strict::on_pool_gone(*this);
   if (attn_.listed()) attention_remove(attn_);
   // Committed chunks of a device pool were charged to the device.
   if (device_located())
@@ -115,21 +118,26 @@ Errc Pool::map_window(PoolSpan span, size_t len, const char* api) {
   void* w = reserve_aligned(len, kPoolChunk);
   if (!w) return fail(Errc::out_of_memory, "{}: cannot reserve {} bytes of address space for {}", api, len, describe());
   char* shadow = nullptr;
-  if (device_located()) {
+  // Strict mode closes freed pages of host-accessible pools to host code: copies then go
+  // through a shadow of their own, as for device pools (strict.hpp).
+  const bool own_shadow = device_located() || (strict::maybe() && strict::separate_shadow());
+  if (own_shadow) {
     void* s = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, at);
     if (s == MAP_FAILED) {
       ::munmap(w, len);
       return fail(Errc::out_of_memory, "{}: cannot map the shadow of {} ({})", api, describe(), std::strerror(errno));
     }
     shadow = static_cast<char*>(s);
-  } else {
+  }
+  if (!device_located()) {
     // Host-accessible pools: the user's address is the memory itself.
     void* s = ::mmap(w, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, at);
     if (s == MAP_FAILED) {
+      if (shadow) ::munmap(shadow, len);
       ::munmap(w, len);
       return fail(Errc::out_of_memory, "{}: cannot map {} ({})", api, describe(), std::strerror(errno));
     }
-    shadow = static_cast<char*>(s);
+    if (!shadow) shadow = static_cast<char*>(s);
   }
   auto r = std::make_shared<Range>();
   r->kind = Kind::pool;
