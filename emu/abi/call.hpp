@@ -8,10 +8,10 @@
 //
 // With trace, strict mode and fault injection off, a successful call costs the body plus one
 // store (the "why" flag) and one predictable branch (g_hooks); bench_stream's
-// BM_Emu_CallOverhead measures it. The entries also hand over a lambda that decodes their
-// arguments for the trace (abi/trace_args.hpp): only the hooked path calls it. An injected
-// fault (abi/faults.hpp) fails the call before its
-// body runs, so the call changes nothing, as one refused by validation.
+// BM_Emu_CallOverhead measures it. The entries' bodies also decode their arguments for the trace
+// when called with an ArgSink (abi/trace_args.hpp): the same object, so the decoding costs the
+// call nothing until the hooked path asks for it. An injected fault (abi/faults.hpp) fails the
+// call before its body runs, so the call changes nothing, as one refused by validation.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -44,19 +44,20 @@ void refresh_hooks() noexcept;
 // faults, runs the body through `run(body)`, traces (decoding the arguments through `fmt`, when
 // given) and reports.
 int call_hooked(const char* api, Errc (*run)(void*), void* body, bool runtime, ArgFormatter fmt = nullptr,
-                const void* fmt_obj = nullptr) noexcept;
+                const char* params = nullptr) noexcept;
 
-// `args`: a callable taking ArgSink&, or nullptr (the entry's arguments are not decoded).
-template <class F, class A = std::nullptr_t>
-inline int call(const char* api, F&& body, bool runtime = false, const A& args = nullptr) noexcept {
+// `params`: the entry's parameter list as written ("(CUdeviceptr* dptr, size_t bytesize)") when
+// `body(sink)` decodes the arguments into an ArgSink; null when it does not.
+template <class F>
+inline int call(const char* api, F&& body, bool runtime = false, const char* params = nullptr) noexcept {
   using Body = std::remove_cvref_t<F>;
   if (g_hooks.load(std::memory_order_relaxed)) [[unlikely]] {
     ArgFormatter af = nullptr;
-    if constexpr (!std::is_same_v<A, std::nullptr_t>)
-      af = [](const void* a, ArgSink& s) { (*static_cast<const A*>(a))(s); };
+    if constexpr (std::is_invocable_v<Body&, ArgSink&>)
+      af = [](const void* b, ArgSink& s) { (*static_cast<Body*>(const_cast<void*>(b)))(s); };
     return call_hooked(
         api, [](void* b) -> Errc { return (*static_cast<Body*>(b))(); },
-        const_cast<Body*>(std::addressof(body)), runtime, af, std::addressof(args));
+        const_cast<Body*>(std::addressof(body)), runtime, af, params);
   }
   clear_explanation();
   Errc e;
@@ -73,9 +74,9 @@ inline int call(const char* api, F&& body, bool runtime = false, const A& args =
 }
 
 // Driver entries: CUresult.
-template <class F, class A = std::nullptr_t>
-inline int driver_call(const char* api, F&& body, const A& args = nullptr) noexcept {
-  int e = call(api, static_cast<F&&>(body), false, args);
+template <class F>
+inline int driver_call(const char* api, F&& body, const char* params = nullptr) noexcept {
+  int e = call(api, static_cast<F&&>(body), false, params);
   return e == 0 ? 0 : to_curesult(static_cast<Errc>(e));
 }
 

@@ -28,7 +28,7 @@ void refresh_hooks() noexcept {
 }
 
 int call_hooked(const char* api, Errc (*run)(void*), void* body, bool runtime, ArgFormatter fmt,
-                const void* fmt_obj) noexcept {
+                const char* params) noexcept {
   static std::once_flag settings;
   std::call_once(settings, [] {
     (void)inject_slow(nullptr, false);  // loads the fault rules (a null name matches none)
@@ -60,7 +60,7 @@ int call_hooked(const char* api, Errc (*run)(void*), void* body, bool runtime, A
   if (e != Errc::success) report(api, e, runtime, injected);
   // Written before leaving the call, so the event carries this call's id; the arguments are
   // decoded now that out-parameters hold what the call stored.
-  if (traced) trace::end_call({api, current_call().id, runtime, e, injected, t0, fmt, fmt_obj});
+  if (traced) trace::end_call({api, current_call().id, runtime, e, injected, t0, fmt, body, params});
   if (numbered) detail::leave_call(outer);
   return static_cast<int>(e);
 }

@@ -25,9 +25,9 @@ namespace {
 
 // The runtime's door: like driver_call, plus the runtime's last-error rule (every
 // failing call except a query's "not ready" becomes the thread's last error).
-template <class F, class A = std::nullptr_t>
-cudaError_t runtime_call(const char* api, F&& body, const A& args = nullptr) noexcept {
-  int e = call(api, static_cast<F&&>(body), /*runtime=*/true, args);
+template <class F>
+cudaError_t runtime_call(const char* api, F&& body, const char* params = nullptr) noexcept {
+  int e = call(api, static_cast<F&&>(body), /*runtime=*/true, params);
   if (e == 0) return cudaSuccess;
   Errc ec = static_cast<Errc>(e);
   if (ec != Errc::not_ready) rtapi::set_last_error(ec);
@@ -36,10 +36,13 @@ cudaError_t runtime_call(const char* api, F&& body, const A& args = nullptr) noe
 
 #define RT_ENTRY(name, params, args)                                                       \
   cudaError_t rt_##name params noexcept {                                                  \
-    return runtime_call(#name, [&] { return rtapi::name args; }, [&](ArgSink& sink_) {     \
-      sink_.begin(#params);                                                                \
-      sink_.put args;                                                                      \
-    });                                                                                    \
+    return runtime_call(                                                                   \
+        #name,                                                                             \
+        [&](auto&... sink_) {                                                              \
+          if constexpr (sizeof...(sink_) == 0) return rtapi::name args;                    \
+          else (sink_.put args, ...);                                                      \
+        },                                                                                 \
+        #params);                                                                          \
   }
 #include "abi/runtime_entries.def"
 #undef RT_ENTRY

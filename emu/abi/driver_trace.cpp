@@ -144,7 +144,10 @@ void end_call(const CallRecord& r) noexcept {
   if (f == Form::off) return;
   try {
     ArgSink sink(r.e == Errc::success);
-    if (r.fmt) r.fmt(r.fmt_obj, sink);
+    if (r.fmt && r.params) {
+      sink.begin(r.params);
+      r.fmt(r.fmt_obj, sink);
+    }
     const char* result = r.runtime ? rtapi::error_name(to_cuda_error(r.e)) : cu_error_name(to_curesult(r.e));
     const std::string why = r.e == Errc::success ? std::string() : explanation();
     const pid_t pid = ::getpid();

@@ -1,7 +1,7 @@
-// Decoding an entry's arguments for the trace (CUDA_SHIM_TRACE). The generated entries hand the
-// door a lambda `[&](ArgSink& s) { s.begin(#params); s.put args; }`; the door calls it only on
-// the hooked path while tracing, after the body ran, so with tracing off the arguments cost
-// nothing. Values are decoded by type: sizes and ints as numbers, pointers (and CUdeviceptr,
+// Decoding an entry's arguments for the trace (CUDA_SHIM_TRACE). The generated entries' bodies,
+// called with an ArgSink, do `sink.put(args...)` instead of the call (abi/call.hpp); the door
+// does that only on the hooked path while tracing, after the call ran, so with tracing off the
+// arguments cost nothing. Values are decoded by type: sizes and ints as numbers, pointers (and CUdeviceptr,
 // unsigned long long) in hex, the common enums by name, handles by a short id per process
 // ("stream#3"), and an out-parameter (a non-const pointer to a scalar or a handle) as what the
 // call stored there, named "*name", once the call succeeded.

@@ -38,8 +38,9 @@ struct CallRecord {
   Errc e;
   bool injected;
   int64_t t0;
-  ArgFormatter fmt;
-  const void* fmt_obj;
+  ArgFormatter fmt;     // null: the arguments are not decoded
+  const void* fmt_obj;  // the entry's body, which decodes them when given an ArgSink
+  const char* params;   // the entry's parameter list as written
 };
 int64_t begin_call() noexcept;  // now, remembered for call_started()
 void end_call(const CallRecord& r) noexcept;
