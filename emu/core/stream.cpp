@@ -155,7 +155,7 @@ void Stream::worker_loop() {
   }
 }
 
-uint64_t Stream::try_mark_now() {
+uint64_t Stream::try_mark_now(bool watch) {
   // No implicit dependency can apply (a non-blocking stream, a blocking one while the legacy
   // stream is idle, the legacy one while every blocking stream is) and nothing is queued.
   if (may_depend()) return 0;
@@ -167,6 +167,7 @@ uint64_t Stream::try_mark_now() {
   // it (a waiter reads submitted() first), so no fence and no wake-up are needed.
   completed_.store(seq, std::memory_order_release);
   submitted_.store(seq, std::memory_order_release);
+  if (watch) watched_.store(seq, std::memory_order_release);  // positions rise under m_
   if (const trace_ops::Hooks* th = trace_ops::hooks()) [[unlikely]] {  // an instant on the trace's stream track
     const int64_t t = trace_ops::now_ns();  // under m_: before any later operation's start
     lk.unlock();
@@ -175,9 +176,14 @@ uint64_t Stream::try_mark_now() {
   return seq;
 }
 
-uint64_t Stream::mark() {
-  if (uint64_t seq = try_mark_now()) return seq;
-  return enqueue(nullptr, {}, /*inline_ok=*/true);
+uint64_t Stream::mark(bool watch) {
+  if (uint64_t seq = try_mark_now(watch)) return seq;
+  uint64_t seq = enqueue(nullptr, {}, /*inline_ok=*/true);
+  if (watch)  // outside m_: a racing later position may have been stored first
+    for (uint64_t w = watched_.load(std::memory_order_relaxed);
+         w < seq && !watched_.compare_exchange_weak(w, seq, std::memory_order_acq_rel);) {
+    }
+  return seq;
 }
 
 void Stream::observe_clock() {

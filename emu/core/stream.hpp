@@ -78,25 +78,30 @@ class Stream : public std::enable_shared_from_this<Stream> {
   }
   // A position in stream order with no work (a stream-ordered free, an event record): complete
   // once every earlier operation, including implicit legacy-stream dependencies, is complete.
-  uint64_t mark();
+  // `watch`: something (a stream-ordered free) needs to know when the host observes this
+  // position; observe() records observations only of watched positions.
+  uint64_t mark(bool watch = false);
   // The same, only when it completes at once (nothing queued, no implicit dependency can
   // apply): no allocation, no lock but the stream's own. 0 when it cannot.
-  uint64_t try_mark_now();
+  uint64_t try_mark_now(bool watch = false);
   // Dependencies an operation on this stream picks up implicitly (legacy stream rules).
   std::vector<Dep> implicit_deps();
 
   // The host has seen operation `seq` complete (synchronize, event synchronize). Also
   // observes what this stream was ordered after, as far as that has completed.
   void observe(uint64_t seq) {
-    for (uint64_t cur = observed_.load(std::memory_order_acquire); cur < seq;)
-      if (observed_.compare_exchange_weak(cur, seq, std::memory_order_acq_rel)) break;
+    // Only positions someone watches (stream-ordered frees) need the observation recorded:
+    // with none past what is observed already, the read-modify-write is skipped.
+    uint64_t cur = observed_.load(std::memory_order_acquire);
+    if (cur < seq && watched_.load(std::memory_order_acquire) > cur)
+      while (cur < seq && !observed_.compare_exchange_weak(cur, seq, std::memory_order_acq_rel)) {
+      }
     // Every clock entry was observed in full already (or there is none): nothing to learn.
     if (clock_gen_.load(std::memory_order_acquire) == clock_seen_.load(std::memory_order_acquire)) [[likely]]
       return;
     observe_clock();
   }
   uint64_t observed() const { return observed_.load(std::memory_order_acquire); }
-
   ClockPtr clock() const {
     if (clock_gen_.load(std::memory_order_acquire) == 0) return nullptr;  // never ordered after anything
     std::lock_guard lk(clock_m_);
@@ -140,6 +145,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> completed_{0};
   std::atomic<uint64_t> observed_{0};
+  // The latest watched position (mark(true)); only rises. Until a watched position exists past
+  // observed_, observe() has nothing to record and skips its read-modify-write.
+  std::atomic<uint64_t> watched_{0};
   // Operations queued or running on blocking streams of this context, other than the legacy
   // one (shared with the context's legacy stream; null on non-blocking streams).
   std::shared_ptr<std::atomic<int64_t>> busy_blocking_;

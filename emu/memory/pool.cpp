@@ -492,7 +492,8 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
     b->req = 0;
     // The free takes a position in the stream; until the host observes it, the bytes
     // stay busy (ReservedMemCurrent keeps them) and only some streams may reuse them.
-    pend(b, entry_for(s), s.mark());
+    // Watched: the host observing this position makes the bytes reusable by any stream.
+    pend(b, entry_for(s), s.mark(/*watch=*/true));
     // Parked: the treap keeps counting it as used (its summaries stand as they are).
     b->parked = true;
     parked_.push(b->off, b);
