@@ -20,12 +20,6 @@ ANYWHERE = {"core/errc.hpp", "abi/driver_api.hpp", "abi/runtime_api.hpp"}
 
 # (including file, included header): why it is there / what would remove it.
 KNOWN = {
-    ("core/api_stream.cpp", "ipc/registry.hpp"): "IPC events' shared counters; an event hook ipc registers",
-    ("core/api_stream.cpp", "memory/managed.hpp"): "stream destroy reverts managed attachments; a stream hook",
-    ("core/api_stream.cpp", "memory/pool.hpp"): "synchronization settles pools (pools_after_sync); a sync hook",
-    ("core/context.cpp", "memory/address_space.hpp"): "a context's allocations die with it; a teardown hook",
-    ("core/context.cpp", "memory/pool.hpp"): "the same, for its pools' streams",
-    ("core/thread_state.cpp", "memory/pool.hpp"): "the thread's pool cache; owned by memory instead",
     ("memory/address_space.cpp", "ipc/registry.hpp"): "the per-device usage mirror lives in the registry",
     ("memory/pool.cpp", "ipc/registry.hpp"): "the registry's layout version in exported pointers",
     ("memory/pool_ipc.cpp", "ipc/registry.hpp"): "pool export/import, to move to ipc/",

@@ -7,9 +7,7 @@
 #include "core/context.hpp"
 #include "core/driver.hpp"
 #include "core/thread_state.hpp"
-#include "ipc/registry.hpp"
-#include "memory/managed.hpp"
-#include "memory/pool.hpp"
+#include "core/upcalls.hpp"
 
 namespace cuda_shim::api {
 namespace {
@@ -46,7 +44,7 @@ Errc sync(CUstream h, bool pt, const char* api) {
   TRY(resolve_stream(h, pt, api, s));
   TRY(not_in_host_function(api));
   s->synchronize();
-  mem::pools_after_sync();  // observed frees are released down to each pool's threshold
+  upcalls::after_sync();  // observed frees are released down to each pool's threshold
   return Errc::success;
 }
 
@@ -167,7 +165,7 @@ Errc cuStreamDestroy_v2(CUstream h) noexcept {
   auto s = streams().remove(h);
   if (!s) return fail(Errc::invalid_handle, "cuStreamDestroy: {} is not a live stream", static_cast<void*>(h));
   // Managed memory attached to it reverts to its default association after the stream's work.
-  mem::stream_destroyed(s);
+  if (const upcalls::Memory* m = upcalls::memory()) m->stream_destroyed(s);
   // Work already queued still completes (the worker holds its own reference).
   return Errc::success;
 }
@@ -246,7 +244,7 @@ Errc cuEventDestroy_v2(CUevent h) noexcept {
   TRY(Driver::get().require_init("cuEventDestroy"));
   auto ev = events().remove(h);
   if (!ev) return fail(Errc::invalid_handle, "cuEventDestroy: {} is not a live event", static_cast<void*>(h));
-  if (ev->shared_owner()) ipc::event_unshare(ipc::Token{ev->token_hi(), ev->token_lo()});
+  ev->unshare();
   return Errc::success;
 }
 
@@ -284,7 +282,7 @@ Errc cuEventSynchronize(CUevent h) noexcept {
       break;
     }
   }
-  mem::pools_after_sync();
+  upcalls::after_sync();
   return Errc::success;
 }
 

@@ -6,8 +6,7 @@
 
 #include "core/driver.hpp"
 #include "core/thread_state.hpp"
-#include "memory/address_space.hpp"
-#include "memory/pool.hpp"
+#include "core/upcalls.hpp"
 
 namespace cuda_shim {
 namespace {
@@ -80,7 +79,7 @@ std::vector<std::shared_ptr<Stream>> Context::streams() {
 void Context::synchronize() {
   if (legacy_) legacy_->synchronize();
   for (auto& s : streams()) s->synchronize();
-  mem::pools_after_sync();
+  upcalls::after_sync();
 }
 
 namespace {
@@ -128,7 +127,7 @@ void Context::teardown() {
   t.per_thread.erase(id_);
   if (t.pt_ctx_id == id_) t.pt_stream = nullptr;
   // A context's allocations die with it (cuCtxDestroy, primary release to zero, reset).
-  mem::release_context(this);
+  if (const upcalls::Memory* m = upcalls::memory()) m->release_context(this);
 }
 
 std::vector<void*>& ctx_stack() { return ts().stack; }
@@ -176,12 +175,8 @@ Errc wrong_kind(const void* h, char want, const char* api) {
   // NVIDIA's driver reads a live object of another kind as the kind it expected and answers from
   // its fields; measured (H100, driver 580, difftest), only the answers that repeat are given.
   // Host memory (pinned or managed) was read as zeros there; other memory, and contexts, crash it.
-  const char* other = events().find(h) ? "an event" : streams().find(h) ? "a stream" : mem::find_pool(h) ? "a memory pool"
-                      : nullptr;
-  if (!other) {
-    mem::RangePtr r = mem::AddressSpace::get().find(reinterpret_cast<uintptr_t>(h));
-    if (r && (r->kind == mem::Kind::host_pinned || r->kind == mem::Kind::managed)) other = "host memory";
-  }
+  const upcalls::Memory* m = upcalls::memory();
+  const char* other = events().find(h) ? "an event" : streams().find(h) ? "a stream" : m ? m->object_kind(h) : nullptr;
   const char* kind = want == 's' ? "stream" : want == 'e' ? "event" : "context";
   Errc e = Errc::invalid_handle;
   if (!other) return e;

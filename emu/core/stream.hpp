@@ -206,11 +206,19 @@ class Event {
   // go through two counters in the shared registry ([0] records issued, [1] the highest
   // record completed), so a record in one process is seen by every other.
   uint64_t* shared() const { return shared_.load(std::memory_order_acquire); }
-  void share(uint64_t* words, uint64_t tok_hi, uint64_t tok_lo, bool owner) {
+  // `unshare` (the owner's): gives the registry slot back when the event is destroyed; the
+  // IPC room passes it, so that core needs no knowledge of the registry.
+  using Unshare = void (*)(uint64_t tok_hi, uint64_t tok_lo) noexcept;
+  void share(uint64_t* words, uint64_t tok_hi, uint64_t tok_lo, bool owner, Unshare unshare = nullptr) {
     token_hi_ = tok_hi;
     token_lo_ = tok_lo;
     owner_ = owner;
+    unshare_ = unshare;
     shared_.store(words, std::memory_order_release);
+  }
+  // The owner's destroy: frees the registry slot (a no-op for unshared and opened events).
+  void unshare() const noexcept {
+    if (owner_ && unshare_ && shared()) unshare_(token_hi_, token_lo_);
   }
   uint64_t token_hi() const { return token_hi_; }
   uint64_t token_lo() const { return token_lo_; }
@@ -231,6 +239,7 @@ class Event {
   std::atomic<uint64_t*> shared_{nullptr};
   uint64_t token_hi_ = 0, token_lo_ = 0;
   bool owner_ = false;
+  Unshare unshare_ = nullptr;
 };
 
 // Block until `d` is complete.

@@ -1,7 +1,6 @@
 #include "core/thread_state.hpp"
 
 #include "core/context.hpp"
-#include "memory/pool.hpp"
 
 namespace cuda_shim {
 

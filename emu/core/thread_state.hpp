@@ -64,10 +64,10 @@ struct ThreadState {
   // This thread's per-thread default streams by context id.
   std::unordered_map<uint64_t, std::shared_ptr<Stream>> per_thread;
   uint64_t range_epoch = 0;  // the address range last found (frees, copies)
-  std::shared_ptr<mem::Range> range;
+  std::shared_ptr<void> range;  // a mem::Range (address_space.cpp): typed there, so core needs no memory header
   int pool_dev = -1;  // current pool of a device (pool.cpp)
   uint64_t pool_epoch = 0;
-  std::shared_ptr<mem::Pool> pool;
+  std::shared_ptr<void> pool;  // a mem::Pool (pool_table.cpp)
 
   // The runtime's per-thread state (rt_state.cpp).
   int device = 0;

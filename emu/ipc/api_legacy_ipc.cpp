@@ -215,7 +215,7 @@ Errc cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUevent event) noexcept {
       uint64_t* words = nullptr;
       if (!ipc::event_share(t, words))
         return fail(Errc::out_of_memory, "{}: the shared registry has no room for another IPC event", api);
-      ev->share(words, t.hi, t.lo, true);
+      ev->share(words, t.hi, t.lo, true, [](uint64_t hi, uint64_t lo) noexcept { ipc::event_unshare(ipc::Token{hi, lo}); });
     }
   }
   EventHandle h{kEventMagic, ipc::kLayoutVersion, ipc::Token{ev->token_hi(), ev->token_lo()}};

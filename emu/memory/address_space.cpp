@@ -70,12 +70,12 @@ RangePtr AddressSpace::find(uintptr_t p) const {
 const Range* AddressSpace::find_cached(uintptr_t p) const {
   ThreadState& t = ts();
   uint64_t e = epoch_.load(std::memory_order_acquire);
-  if (t.range && t.range_epoch == e && t.range->contains(p)) return t.range.get();
+  if (auto* c = static_cast<Range*>(t.range.get()); c && t.range_epoch == e && c->contains(p)) return c;
   RangePtr r = find(p);
   if (!r) return nullptr;
   t.range = std::move(r);
   t.range_epoch = e;
-  return t.range.get();
+  return static_cast<Range*>(t.range.get());
 }
 
 void AddressSpace::drop_cached(const Range* r) noexcept {

@@ -20,15 +20,13 @@ List& list() {
 }
 }  // namespace
 
-std::atomic<size_t> g_attention_count{0};
-
 void attention_add(std::weak_ptr<Pool> pool, AttentionSlot& slot) {
   List& l = list();
   std::lock_guard lk(l.m);
   if (slot.listed()) return;
   l.v.push_back(Entry{std::move(pool), &slot});
   slot.index.store(l.v.size() - 1, std::memory_order_relaxed);
-  g_attention_count.store(l.v.size(), std::memory_order_release);
+  upcalls::g_sync_work.store(l.v.size(), std::memory_order_release);
 }
 
 void attention_remove(AttentionSlot& slot) {
@@ -42,7 +40,7 @@ void attention_remove(AttentionSlot& slot) {
   }
   l.v.pop_back();
   slot.index.store(AttentionSlot::npos, std::memory_order_relaxed);
-  g_attention_count.store(l.v.size(), std::memory_order_release);
+  upcalls::g_sync_work.store(l.v.size(), std::memory_order_release);
 }
 
 

@@ -272,7 +272,7 @@ Pool* current_device_pool(int dev) {
     t.pool_dev = dev;
     t.pool_epoch = e;
   }
-  return t.pool.get();
+  return static_cast<Pool*>(t.pool.get());
 }
 
 void pools_after_sync_slow() noexcept {
