@@ -66,8 +66,11 @@ int main() {
   show("cuMemFree(buffer)", cuMemFree(p));
   show("cuDestroyExternalMemory", cuDestroyExternalMemory(ext));
 
-  // Any fd that no driver or Vulkan exported, e.g. a plain memfd, is refused.
-  desc.handle.fd = memfd_create("not-an-export", 0);
+  // Any fd that no driver or Vulkan exported, e.g. a plain memfd, is refused. (Moved to fd 100 so
+  // that the explanation, which names it, reads the same in every run.)
+  int plain = memfd_create("not-an-export", 0);
+  desc.handle.fd = fcntl(plain, F_DUPFD, 100);
+  close(plain);
   if (ftruncate(desc.handle.fd, size) != 0) return 1;
   show("cuImportExternalMemory(a plain memfd)", cuImportExternalMemory(&ext, &desc));
 

@@ -60,7 +60,9 @@ int main() {
 
   // The mistake: a plain memfd is no semaphore.
   desc.type = CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
-  desc.handle.fd = memfd_create("not-a-semaphore", 0);
+  int plain = memfd_create("not-a-semaphore", 0);
+  desc.handle.fd = fcntl(plain, F_DUPFD, 100);  // a fixed number: the explanation names it
+  close(plain);
   show("cuImportExternalSemaphore(a plain memfd)", cuImportExternalSemaphore(&sem, &desc));
   std::printf("the memfd after the refusal: %s\n", fcntl(desc.handle.fd, F_GETFD) == -1 ? "closed" : "still open");
   close(desc.handle.fd);
