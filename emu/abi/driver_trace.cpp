@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -191,8 +192,19 @@ void end_call(const CallRecord& r) noexcept {
 
 void report(const char* api, Errc e, bool runtime, bool injected) noexcept {
   try {
-    if (!explanation_set())
-      set_explanation(e, fmt::format("{}: failed (no specific rule recorded)", api));
+    if (!explanation_set()) {
+      if (e == Errc::not_ready)  // a query's normal answer, not a broken rule
+        set_explanation(e, fmt::format("{}: not ready: work queued before it has not completed yet", api));
+      else
+        set_explanation(e, fmt::format("{}: failed (no specific rule recorded)", api));
+    } else if (runtime) {
+      // A runtime entry failing in the driver entry it is built on names the call the user made.
+      const std::string& why = explanation();
+      size_t n = 0;
+      while (n < why.size() && (std::isalnum(static_cast<unsigned char>(why[n])) || why[n] == '_')) ++n;
+      if (n > 2 && why.compare(0, 2, "cu") == 0 && why.compare(0, 4, "cuda") != 0 && why.compare(n, 2, ": ") == 0)
+        set_explanation(e, fmt::format("{}{}", api, std::string_view(why).substr(n)));
+    }
     const Config& c = Config::get();
     // NOT_READY is a normal answer of a query, not an error worth explaining. The readable
     // trace prints the same line for every call, explanation included.

@@ -511,9 +511,9 @@ TEST_CASE("the runtime: double destroys and stale handles are cudaErrorInvalidRe
   REQUIRE(cudaStreamDestroy(s) == cudaSuccess);
   REQUIRE(cudaEventDestroy(e) == cudaSuccess);
   CHECK(cudaStreamDestroy(s) == cudaErrorInvalidResourceHandle);
-  CHECK(says({"cuStreamDestroy", hex(s), "not a live stream"}));
+  CHECK(says({"cudaStreamDestroy", hex(s), "not a live stream"}));
   CHECK(cudaEventDestroy(e) == cudaErrorInvalidResourceHandle);
-  CHECK(says({"cuEventDestroy", hex(e), "not a live event"}));
+  CHECK(says({"cudaEventDestroy", hex(e), "not a live event"}));
   CHECK(cudaStreamSynchronize(s) == cudaErrorInvalidResourceHandle);
   CHECK(cudaStreamQuery(s) == cudaErrorInvalidResourceHandle);
   CHECK(cudaStreamWaitEvent(nullptr, e, 0) == cudaErrorInvalidResourceHandle);
