@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "abi/call.hpp"
+#include "abi/inspect_table.hpp"
 #include "abi/nvml_table.hpp"
 #include "abi/rt_table.hpp"
 #include "abi/runtime_api.hpp"
@@ -77,6 +78,9 @@ const rt_bridge::RuntimeTable kRuntimeTable = {
 namespace cuda_shim::nvml_bridge {
 extern const NvmlTable kNvmlTable;  // driver_nvml.cpp
 }
+namespace cuda_shim::inspect_bridge {
+extern const InspectTable kInspectTable;  // driver_inspect.cpp
+}
 
 using cuda_shim::Errc;
 
@@ -93,6 +97,12 @@ extern "C" __attribute__((visibility("default"))) CUresult CUDAAPI cuGetExportTa
   if (ppExportTable && pExportTableId &&
       std::memcmp(pExportTableId, &cuda_shim::nvml_bridge::kNvmlTableId, sizeof(CUuuid)) == 0) {
     *ppExportTable = &cuda_shim::nvml_bridge::kNvmlTable;
+    return CUDA_SUCCESS;
+  }
+  // And `cuda-shim smi` reading the registry.
+  if (ppExportTable && pExportTableId &&
+      std::memcmp(pExportTableId, &cuda_shim::inspect_bridge::kInspectTableId, sizeof(CUuuid)) == 0) {
+    *ppExportTable = &cuda_shim::inspect_bridge::kInspectTable;
     return CUDA_SUCCESS;
   }
   return static_cast<CUresult>(cuda_shim::abi::driver_call("cuGetExportTable", [&]() -> Errc {

@@ -106,6 +106,12 @@ class AddressSpace {
   // Every range owned by ctx (for context teardown).
   std::vector<RangePtr> owned_by(const Context* ctx) const;
   size_t count() const;
+  // Calls f(const Range&) for every range, in address order, under the shared lock (`cuda-shim smi`).
+  template <class F>
+  void for_each(F&& f) const {
+    std::shared_lock lk(m_);
+    for (auto& [base, r] : map_) f(*r);
+  }
   // Forgets this thread's cached range if it is r: a freed range's memory (its memfd) is then
   // released by the free itself, not at the thread's next lookup.
   static void drop_cached(const Range* r) noexcept;

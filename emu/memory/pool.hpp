@@ -161,6 +161,16 @@ class Pool : public std::enable_shared_from_this<Pool> {
     std::lock_guard lk(m_);
     return !imports_.empty();
   }
+  bool exported() const { return exported_.load(std::memory_order_acquire); }
+
+  // What `cuda-shim smi` shows of a pool, read under the pool's lock (pool_inspect.cpp).
+  struct View {
+    uint64_t reserved = 0, reserved_high = 0, used = 0, used_high = 0;
+    size_t live = 0, pending = 0;      // live allocations (or imports), frees not yet observed
+    uint64_t live_bytes = 0, largest = 0;  // bytes requested
+    uintptr_t window = 0;
+  };
+  void inspect(View& out) const;
 
  private:
   struct StreamEntry;
@@ -257,6 +267,8 @@ using PoolPtr = std::shared_ptr<Pool>;
 PoolPtr find_pool(const void* handle);
 // Pools whose handles are live (cuShimGetObjectCounts).
 size_t live_pool_count();
+// The pools whose handles are live, the defaults included (`cuda-shim smi`).
+void live_pools(std::vector<PoolPtr>& out);
 // The same for an entry's pool argument: INVALID_VALUE, explained, when it is not a live pool.
 Errc pool_arg(const void* handle, const char* api, PoolPtr& out);
 // The same without a reference: the pool stays alive while this thread's handle cache holds

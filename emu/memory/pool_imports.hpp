@@ -29,6 +29,11 @@ class ImportTable {
   const Entry* containing(uintptr_t off) const;
   size_t size() const { return count_; }
   bool empty() const { return count_ == 0; }
+  template <class F>
+  void for_each(F&& f) const {  // every import, in no order
+    for (const Entry& e : t_)
+      if (e.size) f(e);
+  }
 
  private:
   static constexpr unsigned kGranule = 9;   // 512-byte allocation granularity

@@ -87,6 +87,12 @@ size_t live_pool_count() {
   return t.live.size();
 }
 
+void live_pools(std::vector<PoolPtr>& out) {
+  Table& t = table();
+  std::shared_lock lk(t.m);
+  for (auto& [h, p] : t.live) out.push_back(p);
+}
+
 PoolPtr find_pool(const void* handle) {
   if (!handle) return nullptr;
   Table& t = table();

@@ -682,6 +682,10 @@ size_t reservation_count() {
   std::lock_guard lk(api::st().m);
   return api::st().res.size();
 }
+void reservations(std::vector<ReservationView>& out) {
+  std::lock_guard lk(api::st().m);
+  for (auto& [base, r] : api::st().res) out.push_back({r.base, r.size, r.maps.size()});
+}
 
 AllocationPtr find_allocation(CUmemGenericAllocationHandle h) {
   std::lock_guard lk(api::st().m);

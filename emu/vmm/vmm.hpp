@@ -27,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/registry.hpp"
 #include "core/limits.hpp"
@@ -120,6 +121,12 @@ bool reservation_at(uintptr_t p, uintptr_t& base, size_t& size);
 // Live allocation handles and address reservations (cuShimGetObjectCounts).
 size_t handle_count();
 size_t reservation_count();
+// Every reservation and how many mappings it holds (`cuda-shim smi`).
+struct ReservationView {
+  uintptr_t base = 0;
+  size_t size = 0, mappings = 0;
+};
+void reservations(std::vector<ReservationView>& out);
 
 // Copy-engine checks on a mapping (copy.cpp): the current context's device must have access;
 // writes need read-write access. Host-located memory is reachable once any access exists.
