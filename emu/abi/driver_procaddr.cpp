@@ -12,6 +12,7 @@
 
 #include "abi/call.hpp"
 #include "abi/procaddr.hpp"
+#include "runtime/rt_hooks.hpp"
 
 namespace cuda_shim {
 int driver_version_reported() noexcept;
@@ -67,6 +68,9 @@ constexpr bool sorted_by_name() {
 static_assert(sorted_by_name(), "procaddr.def must be sorted by base name");
 
 }  // namespace
+
+// cudaGetDriverEntryPoint answers from the same table.
+[[maybe_unused]] static const bool g_registered = (rt::set_proc_lookup(get_proc_address), true);
 
 // Measured on driver 580.x (.probe/SUMMARY.md): a version newer than the driver or flags
 // outside {0,1,2,3} fail with INVALID_VALUE and leave *pfn and *symbolStatus untouched; a

@@ -17,7 +17,6 @@
 
 #include "core/context.hpp"
 #include "core/driver.hpp"
-#include "ipc/registry.hpp"
 #include "memory/address_space.hpp"
 #include "memory/pool_blocks.hpp"
 #include "memory/strict.hpp"

@@ -1,12 +1,13 @@
 // Runtime entries: versions, devices, device properties, limits, flags, entry points.
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 
 #include "abi/driver_api.hpp"
-#include "abi/procaddr.hpp"
 #include "abi/runtime_api.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "runtime/rt_hooks.hpp"
 #include "runtime/rt_state.hpp"
 
 namespace cuda_shim::rtapi {
@@ -296,6 +297,14 @@ Errc cudaDeviceSetLimit(enum cudaLimit limit, size_t value) noexcept {
 
 // ---- driver entry points ----------------------------------------------------------------
 namespace {
+std::atomic<rt::ProcLookup> g_proc_lookup{nullptr};
+}  // namespace
+}  // namespace cuda_shim::rtapi
+
+void cuda_shim::rt::set_proc_lookup(ProcLookup f) noexcept { rtapi::g_proc_lookup.store(f, std::memory_order_release); }
+
+namespace cuda_shim::rtapi {
+namespace {
 Errc entry_point(const char* symbol, void** funcPtr, int cudaVersion, unsigned long long flags,
                  cudaDriverEntryPointQueryResult* driverStatus, bool per_thread, const char* api) {
   RT_TRY(need(symbol, api, "symbol"));
@@ -308,7 +317,9 @@ Errc entry_point(const char* symbol, void** funcPtr, int cudaVersion, unsigned l
   if (flags == cudaEnableDefault && per_thread) flags = cudaEnablePerThreadDefaultStream;
   RT_TRY(rt::init());
   int status = 0;
-  RT_TRY(abi::get_proc_address(symbol, funcPtr, cudaVersion, flags, &status, driver_version_reported()));
+  const rt::ProcLookup lookup = g_proc_lookup.load(std::memory_order_acquire);
+  if (!lookup) return fail(Errc::not_initialized, "{}: the driver's entry table is not loaded yet", api);
+  RT_TRY(lookup(symbol, funcPtr, cudaVersion, flags, &status, driver_version_reported()));
   // Measured: on failure (e.g. a version newer than the runtime) the status is left untouched.
   if (driverStatus) *driverStatus = static_cast<cudaDriverEntryPointQueryResult>(status);
   return Errc::success;
