@@ -25,7 +25,6 @@ KNOWN = {
     ("memory/api_memory.cpp", "vmm/vmm.hpp"): "cuMemGetAddressRange etc. know VMM mappings; a range-kind hook",
     ("memory/api_pointer.cpp", "vmm/vmm.hpp"): "pointer attributes of VMM mappings; the same hook",
     ("memory/copy.cpp", "vmm/vmm.hpp"): "copies check VMM access; the same hook",
-    ("nvml/nvml_internal.hpp", "abi/nvml_table.hpp"): "libnvidia-ml's own table",
 }
 
 INCLUDE = re.compile(r'\s*#\s*include\s+"(([a-z_]+)/[^"]+)"')

@@ -8,7 +8,7 @@
 //   cuda-shim-info --profile NAME   one profile, resolved (no driver needed)
 #include <cuda.h>
 
-#include "abi/nvml_table.hpp"
+#include "nvml/nvml_table.hpp"
 #include "core/profile.hpp"
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 
 #include "abi/call.hpp"
 #include "abi/inspect_table.hpp"
-#include "abi/nvml_table.hpp"
+#include "nvml/nvml_table.hpp"
 #include "abi/rt_table.hpp"
 #include "abi/runtime_api.hpp"
 #include "abi/trace_args.hpp"

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "abi/nvml_table.hpp"
+#include "nvml/nvml_table.hpp"
 #include "core/driver.hpp"
 #include "ipc/usage.hpp"
 

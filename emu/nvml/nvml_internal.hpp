@@ -1,7 +1,7 @@
 // What the NVML entry points share: the library's init state, device handles and the table
-// through which libcuda.so.1 answers (abi/nvml_table.hpp).
+// through which libcuda.so.1 answers (nvml/nvml_table.hpp).
 #pragma once
-#include "abi/nvml_table.hpp"
+#include "nvml/nvml_table.hpp"
 #include "nvml/nvml_api.h"
 
 #define NVML_EXPORT extern "C" __attribute__((visibility("default")))
