@@ -60,6 +60,11 @@ Opened& opened() {
 }
 std::mutex g_export_m;  // one record per allocation, however many threads export it
 
+// A legacy export's record goes with its allocation (mem::Range's destructor).
+[[maybe_unused]] const bool g_withdraw_registered = (mem::set_withdraw_export([](const ipc::Token& t) noexcept {
+  ipc::withdraw(ipc::RecordKind::legacy_mem, t);
+}), true);
+
 }  // namespace
 
 Errc cuIpcGetMemHandle(CUipcMemHandle* pHandle, CUdeviceptr dptr) noexcept {

@@ -3,8 +3,6 @@
 
 #include <cuda.h>
 
-#include "ipc/registry.hpp"
-
 #include <array>
 #include <mutex>
 
@@ -13,8 +11,14 @@
 
 namespace cuda_shim::mem {
 
+namespace {
+std::atomic<WithdrawExport> g_withdraw{nullptr};
+}
+void set_withdraw_export(WithdrawExport f) noexcept { g_withdraw.store(f, std::memory_order_release); }
+
 Range::~Range() {
-  if (!ipc_export.zero()) ipc::withdraw(ipc::RecordKind::legacy_mem, ipc_export);
+  if (!ipc_export.zero())
+    if (WithdrawExport w = g_withdraw.load(std::memory_order_acquire)) w(ipc_export);
   if (managed) forget_managed(*managed);
 }
 

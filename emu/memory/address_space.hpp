@@ -57,7 +57,7 @@ struct Range {
   std::shared_ptr<vmm::Mapping> vmm; // Kind::vmm: keeps the allocation alive while in use
   std::shared_ptr<ManagedState> managed;  // Kind::managed: association and advice
   std::atomic<bool> sync_memops{false};
-  ipc::Token ipc_export;     // cuIpcGetMemHandle's registry record, withdrawn with the range
+  ipc::Token ipc_export;     // cuIpcGetMemHandle's registry record, withdrawn with the range (set_withdraw_export)
   bool ipc_opened = false;   // mapped by cuIpcOpenMemHandle: only cuIpcCloseMemHandle unmaps it
   bool external = false;     // a buffer mapped from external memory (cuExternalMemoryGetMappedBuffer)
   bool module_owned = false; // a module's __device__/__constant__/__managed__ variable: freed with its module
@@ -73,6 +73,11 @@ struct Range {
   char* translate(uintptr_t p) const { return host + (p - base); }
   bool host_kind() const { return kind == Kind::host_pinned || kind == Kind::host_registered; }
 };
+
+// How a Range withdraws its legacy IPC export's registry record when it dies: the ipc room
+// registers it when the library loads (memory does not include the registry).
+using WithdrawExport = void (*)(const ipc::Token& record) noexcept;
+void set_withdraw_export(WithdrawExport f) noexcept;
 
 using RangePtr = std::shared_ptr<Range>;
 
