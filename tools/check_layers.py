@@ -20,7 +20,6 @@ ANYWHERE = {"core/errc.hpp", "abi/driver_api.hpp", "abi/runtime_api.hpp"}
 
 # (including file, included header): why it is there / what would remove it.
 KNOWN = {
-    ("memory/pool_ipc.cpp", "ipc/registry.hpp"): "pool export/import, to move to ipc/",
     ("memory/api_memory.cpp", "vmm/vmm.hpp"): "cuMemGetAddressRange etc. know VMM mappings; a range-kind hook",
     ("memory/api_pointer.cpp", "vmm/vmm.hpp"): "pointer attributes of VMM mappings; the same hook",
     ("memory/copy.cpp", "vmm/vmm.hpp"): "copies check VMM access; the same hook",

@@ -150,7 +150,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   Errc backing_fd(int& fd, uint64_t& offset, const char* api);
   // A new descriptor of the pool's memory (POSIX-fd export).
   Errc export_fd(int& fd, const char* api);
-  void mark_exported();  // pool_ipc.cpp
+  void mark_exported();  // ipc/pool_export.cpp
   // cuMemPoolExportPointer: 64 bytes naming the live allocation that starts at p.
   Errc export_pointer(uintptr_t p, unsigned char out[64], const char* api);
   // Importer: maps the exporter's memory from fd (the pool takes its own descriptor).

@@ -1,4 +1,5 @@
-// Pools across processes: the exporter's side (its descriptor, cuMemPoolExportPointer) and the
+// Pools across processes (the Pool members that export and import; beside the rest of pool IPC
+// in ipc/): the exporter's side (its descriptor, cuMemPoolExportPointer) and the
 // importer's (mapping the exporter's memory, cuMemPoolImportPointer and the imports' frees).
 #include <fcntl.h>
 #include <sys/stat.h>
