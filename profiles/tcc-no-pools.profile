@@ -4,8 +4,8 @@
 #
 # Source: the CUDA Runtime API reference, cudaDevAttrMemoryPoolsSupported and "Stream Ordered
 # Memory Allocator" (applications check this attribute before using pools). For a program's
-# fallback path: the emulator reports these attributes; its pool entries still work (the
-# real driver refuses them), so a program must check the attribute, as NVIDIA asks.
+# fallback path: the stream-ordered allocator and the pool entries answer NOT_SUPPORTED, as
+# the CUDA reference gives for a device without pools (docs/configuration.md).
 
 base = h200
 description = the H200 without memory pools (MEMORY_POOLS_SUPPORTED 0), TCC driver model

@@ -7,6 +7,7 @@
 
 #include "abi/driver_api.hpp"
 #include "core/context.hpp"
+#include "core/device_support.hpp"
 #include "core/driver.hpp"
 #include "memory/address_space.hpp"
 #include "memory/pool.hpp"
@@ -32,6 +33,42 @@ Errc not_imported(const Pool& p, const char* api) {
 
 
 constexpr unsigned kPoolHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC;
+
+// ---- what the device profile supports (core/device_support.hpp) ---------------------------
+// A pool at (lt, id): a device without stream-ordered pools (MEMORY_POOLS_SUPPORTED 0), a host
+// without host pools, or a handle type the device does not offer is CUDA_ERROR_NOT_SUPPORTED,
+// as the CUDA docs give for cuMemPoolCreate, cuMemAllocAsync and the default-pool queries on
+// such a device. The measured H200 supports every one of them, so nothing changes there.
+Errc profile_allows_pool(int lt, int id, unsigned ht, const char* api) {
+  int dev = 0;  // whose handle-type attributes decide: the pool's device, else device 0
+  switch (lt) {
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+      dev = id;
+      TRY(require_device_support(id, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, api,
+                                 "a memory pool (the stream-ordered allocator)"));
+      break;
+    case CU_MEM_LOCATION_TYPE_HOST:
+      TRY(require_host_support(CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED, api,
+                               "a pool of host memory (CU_MEM_LOCATION_TYPE_HOST)"));
+      break;
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+      TRY(require_host_support(CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED, api,
+                               "a pool of host NUMA memory (CU_MEM_LOCATION_TYPE_HOST_NUMA)"));
+      break;
+    default:  // a managed pool with no preferred location
+      TRY(require_host_support(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, api,
+                               "a memory pool (the stream-ordered allocator)"));
+  }
+  if (ht & CU_MEM_HANDLE_TYPE_FABRIC)
+    TRY(require_device_support(dev, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, api,
+                               "a pool exporting CU_MEM_HANDLE_TYPE_FABRIC handles"));
+  const unsigned offered = static_cast<unsigned>(device_attribute(dev, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES));
+  if (unsigned missing = ht & ~offered; missing && dev < ndev())
+    return fail(Errc::not_supported, "{}: handleTypes {:#x}: device {} offers pool handle types {:#x} "
+                "(CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, profile {}), not {:#x}", api, ht, dev, offered,
+                Driver::get().config().profile, missing);
+  return Errc::success;
+}
 
 // ---- cuMemPoolCreate's props -------------------------------------------------------------
 Errc check_props(const CUmemPoolProps& p, const char* api, Pool::Props& out) {
@@ -149,6 +186,8 @@ Errc alloc_async(CUdeviceptr* dptr, size_t bytes, Pool* from, CUstream h, bool p
   *dptr = 0;  // measured: cleared on every refusal
   Stream* s = nullptr;
   TRY(resolve_stream(h, pt, api, s));
+  TRY(require_device_support(s->ctx()->ordinal(), CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, api,
+                             "the stream-ordered allocator"));
   if (bytes == 0) return Errc::success;  // measured: success with a NULL pointer
   Pool* p = from ? from : mem::current_device_pool(s->ctx()->ordinal());
   uintptr_t out = 0;
@@ -170,6 +209,8 @@ Errc free_async(CUdeviceptr dptr, CUstream h, bool pt, const char* api) {
   TRY(Driver::get().require_init(api));
   Stream* s = nullptr;
   TRY(resolve_stream(h, pt, api, s));
+  TRY(require_device_support(s->ctx()->ordinal(), CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, api,
+                             "the stream-ordered allocator"));
   if (dptr == 0) return Errc::success;  // measured
   if (const mem::Range* w = AddressSpace::get().find_cached(dptr); w && w->kind == Kind::pool)
     return w->pool->free_async(dptr, *s, api);
@@ -249,6 +290,7 @@ Errc cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps) noexce
   TRY(need(poolProps, api, "poolProps"));
   Pool::Props props;
   TRY(check_props(*poolProps, api, props));
+  TRY(profile_allows_pool(props.loc_type, props.loc_id, props.handle_types, api));
   PoolPtr p;
   TRY(mem::create_pool(props, api, p));
   *pool = reinterpret_cast<CUmemoryPool>(p->handle());
@@ -388,6 +430,7 @@ Errc cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) noexcept {
   Device* d = nullptr;
   TRY(Driver::get().device(dev, d, api));
   TRY(need(pool_out, api, "pool_out"));
+  TRY(require_device_support(dev, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, api, "a default memory pool"));
   *pool_out = reinterpret_cast<CUmemoryPool>(
       mem::default_pool(CU_MEM_LOCATION_TYPE_DEVICE, dev, CU_MEM_ALLOCATION_TYPE_PINNED)->handle());
   return Errc::success;
@@ -399,6 +442,7 @@ Errc cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) noexcept {
   TRY(need(pool, api, "pool"));
   if (dev < 0 || dev >= ndev())  // measured: INVALID_VALUE here, not INVALID_DEVICE
     return fail(Errc::invalid_value, "{}: {} is not a device ordinal", api, dev);
+  TRY(require_device_support(dev, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, api, "a current memory pool"));
   *pool = reinterpret_cast<CUmemoryPool>(
       mem::current_pool(CU_MEM_LOCATION_TYPE_DEVICE, dev, CU_MEM_ALLOCATION_TYPE_PINNED)->handle());
   return Errc::success;
@@ -408,6 +452,7 @@ Errc cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) noexcept {
   const char* api = "cuDeviceSetMemPool";
   TRY(Driver::get().require_init(api));
   if (dev < 0 || dev >= ndev()) return fail(Errc::invalid_value, "{}: {} is not a device ordinal", api, dev);
+  TRY(require_device_support(dev, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, api, "a current memory pool"));
   PoolPtr p;
   TRY(pool_arg(pool, api, p));
   TRY(not_imported(*p, api));
@@ -424,6 +469,7 @@ Errc cuMemGetDefaultMemPool(CUmemoryPool* pool_out, CUmemLocation* location, CUm
   TRY(Driver::get().require_init(api));
   TRY(need(pool_out, api, "pool_out"));
   TRY(check_location(location, type, api));
+  TRY(profile_allows_pool(location->type, location->id, 0, api));
   *pool_out = reinterpret_cast<CUmemoryPool>(mem::default_pool(location->type, location->id, type)->handle());
   return Errc::success;
 }
@@ -433,6 +479,7 @@ Errc cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocatio
   TRY(Driver::get().require_init(api));
   TRY(need(pool, api, "pool"));
   TRY(check_location(location, type, api));
+  TRY(profile_allows_pool(location->type, location->id, 0, api));
   *pool = reinterpret_cast<CUmemoryPool>(mem::current_pool(location->type, location->id, type)->handle());
   return Errc::success;
 }
@@ -442,6 +489,7 @@ Errc cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemory
   TRY(Driver::get().require_init(api));
   if (!pool) return fail(Errc::invalid_value, "{}: pool is NULL", api);  // measured (difftest): before the location
   TRY(check_location(location, type, api));
+  TRY(profile_allows_pool(location->type, location->id, 0, api));
   PoolPtr p;
   TRY(pool_arg(pool, api, p));
   TRY(not_imported(*p, api));

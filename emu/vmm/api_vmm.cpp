@@ -15,6 +15,7 @@
 
 #include "abi/driver_api.hpp"
 #include "core/context.hpp"
+#include "core/device_support.hpp"
 #include "core/driver.hpp"
 #include "core/registry.hpp"
 #include "ipc/identity.hpp"
@@ -23,6 +24,7 @@
 #include "memory/address_space.hpp"
 #include "memory/backing.hpp"
 #include "vmm/vmm.hpp"
+#include "vmm/vmm_args.hpp"
 
 namespace cuda_shim::api {
 namespace {
@@ -33,6 +35,8 @@ using mem::Range;
 using mem::RangePtr;
 using vmm::Allocation;
 using vmm::AllocationPtr;
+using vmm::check_access_desc;
+using vmm::check_create_location;
 using vmm::kGranularity;
 using vmm::Mapping;
 
@@ -114,28 +118,6 @@ void* reserve_pages(void* at, size_t len, int extra) {
   return ::mmap(at, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | extra, -1, 0);
 }
 
-// Validates a cuMemCreate location; `id` comes back normalized (0 for HOST).
-Errc check_create_location(const CUmemLocation& l, const char* api, int& id) {
-  const int t = static_cast<int>(l.type);
-  id = l.id;
-  switch (t) {
-    case CU_MEM_LOCATION_TYPE_DEVICE:
-      if (l.id < 0 || l.id >= ndev())  // measured: INVALID_DEVICE
-        return fail(Errc::invalid_device, "{}: prop->location.id {} is not a device ordinal (this emulator has {} "
-                    "device{})", api, l.id, ndev(), ndev() == 1 ? "" : "s");
-      return Errc::success;
-    case CU_MEM_LOCATION_TYPE_HOST: id = 0; return Errc::success;
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-      if (!Driver::get().host_numa_node(l.id))  // measured
-        return fail(Errc::invalid_value, "{}: prop->location.id {} is not a NUMA node of this host (CU_DEVICE_"
-                    "ATTRIBUTE_HOST_NUMA_ID names the node next to each device)", api, l.id);
-      return Errc::success;
-    default:  // measured for NONE and HOST_NUMA_CURRENT
-      return fail(Errc::invalid_value, "{}: prop->location.type {} ({}) cannot hold a cuMemCreate allocation (use "
-                  "DEVICE, HOST or HOST_NUMA with a fixed id)", api, t, mem::location_name(t));
-  }
-}
-
 // Registers a new allocation with one handle reference.
 CUmemGenericAllocationHandle publish(const AllocationPtr& a) {
   std::lock_guard lk(st().m);
@@ -204,29 +186,6 @@ Errc whole_mappings(Reservation& r, uintptr_t p, size_t n, const char* api, std:
   return Errc::success;
 }
 
-Errc check_access_desc(const CUmemAccessDesc& d, size_t i, bool any_device_located, const char* api) {
-  const unsigned f = static_cast<unsigned>(d.flags);
-  if (f != CU_MEM_ACCESS_FLAGS_PROT_NONE && f != CU_MEM_ACCESS_FLAGS_PROT_READ && f != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
-    return fail(Errc::invalid_value, "{}: desc[{}].flags = {:#x} is not a CUmemAccess_flags (NONE 0, READ 1, "
-                "READWRITE 3)", api, i, f);
-  const int t = static_cast<int>(d.location.type);
-  switch (t) {
-    case CU_MEM_LOCATION_TYPE_DEVICE:
-      if (d.location.id < 0 || d.location.id >= ndev())  // measured: INVALID_VALUE here
-        return fail(Errc::invalid_value, "{}: desc[{}].location.id {} is not a device ordinal", api, i, d.location.id);
-      return Errc::success;
-    case CU_MEM_LOCATION_TYPE_HOST:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-      if (any_device_located)  // measured
-        return fail(Errc::not_supported, "{}: desc[{}] gives the host ({}) access to device memory; only host-located "
-                    "allocations can be reached by the host", api, i, mem::location_name(t));
-      return Errc::success;
-    default:  // measured for NONE and HOST_NUMA_CURRENT
-      return fail(Errc::invalid_value, "{}: desc[{}].location.type {} ({}) cannot be given access (use DEVICE, HOST or "
-                  "HOST_NUMA)", api, i, t, mem::location_name(t));
-  }
-}
-
 }  // namespace
 
 // ---- allocations ---------------------------------------------------------------------------
@@ -275,6 +234,9 @@ Errc cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemA
     return fail(Errc::invalid_value, "{}: size {} is not a non-zero multiple of the allocation granularity ({} bytes; "
                 "cuMemGetAllocationGranularity)", api, size, kGranularity);
   if (ht & CU_MEM_HANDLE_TYPE_FABRIC) {  // measured: NOT_PERMITTED without an IMEX channel
+    // A device whose profile has no fabric handles refuses first (core/device_support.hpp).
+    TRY(require_device_support(host ? 0 : id, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, api,
+                               "prop->requestedHandleTypes CU_MEM_HANDLE_TYPE_FABRIC"));
     int channel = -1;
     TRY(ipc::imex_channel(api, channel));
   }

@@ -121,9 +121,39 @@ def _driver_version_env(value):
     return str(int(m.group(1)) * 1000 + int(m.group(2)) * 10)
 
 
-def _settings_env(devices, explain, driver_version, config, trace, kernels, env):
+def _trace_env(value):
+    """True/False as 1/0; a string as CUDA_SHIM_TRACE takes it (docs/trace.md): 1/0, - (JSON lines on
+    stdout), or a file (FILE.json a Perfetto timeline, any other name JSON lines), made absolute
+    because children may change directory."""
+    if isinstance(value, bool):
+        return _bool_env(value)
+    text = os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+    if not text:
+        raise ValueError("trace must be True/False, '-' or a file name, not an empty string")
+    if text in ("-", "0", "1", "on", "off", "true", "false", "yes", "no"):
+        return text
+    return os.path.abspath(text)
+
+
+def _profile_env(value):
+    """A profile's name as is (the driver looks it up: built in, then the user's directory); a path
+    (it holds a '/') absolute, as the driver reads it after children may have changed directory."""
+    text = os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+    if not text:
+        raise ValueError("profile must name a profile (h200, rtx, tcc-no-pools, ...) or a .profile file")
+    if "/" in text or isinstance(value, os.PathLike):
+        path = os.path.abspath(text)
+        if not os.access(path, os.R_OK):
+            raise ValueError(f"profile: cannot read {path}")
+        return path
+    return text
+
+
+def _settings_env(devices, explain, driver_version, config, trace, kernels, env, profile=None):
     """The CUDA_SHIM_* variables that the given settings mean (None: leave the variable alone)."""
     out = {}
+    if profile is not None:
+        out["CUDA_SHIM_PROFILE"] = _profile_env(profile)
     if devices is not None:
         if isinstance(devices, bool) or not isinstance(devices, int) or devices < 0:
             raise ValueError(f"devices must be a non-negative integer, not {devices!r}")
@@ -131,7 +161,7 @@ def _settings_env(devices, explain, driver_version, config, trace, kernels, env)
     if explain is not None:
         out["CUDA_SHIM_EXPLAIN"] = _bool_env(explain)
     if trace is not None:
-        out["CUDA_SHIM_TRACE"] = _bool_env(trace)
+        out["CUDA_SHIM_TRACE"] = _trace_env(trace)
     if driver_version is not None:
         out["CUDA_SHIM_DRIVER_VERSION"] = _driver_version_env(driver_version)
     if config is not None:
@@ -156,7 +186,7 @@ def is_active():
 
 
 def activate(devices=None, explain=None, driver_version=None, config=None, trace=None, kernels=None,
-             env=None, nvml=True):
+             env=None, nvml=True, profile=None):
     """Loads cuda-shim's libraries into this process and exports its environment to child processes.
 
     Call it before anything loads a CUDA library (importing cuda.core, cuda.bindings, CuPy, ...).
@@ -166,10 +196,14 @@ def activate(devices=None, explain=None, driver_version=None, config=None, trace
     explain         print why each failing call failed (CUDA_SHIM_EXPLAIN)
     driver_version  what cuDriverGetVersion reports: 13030 or "13.3" (CUDA_SHIM_DRIVER_VERSION)
     config          a key = value configuration file (CUDA_SHIM_CONFIG)
-    trace           print every API call (CUDA_SHIM_TRACE)
+    trace           True: print every API call; a file name: write the trace there (FILE.json a
+                    Perfetto timeline, other names or "-" JSON lines; CUDA_SHIM_TRACE, docs/trace.md)
     kernels         "refuse" or "skip" kernel launches (CUDA_SHIM_KERNELS)
     env             any other CUDA_SHIM_* variables, e.g. {"CUDA_SHIM_IMEX_CHANNEL": 0}
     nvml            also load libnvidia-ml.so.1 when the package has it
+    profile         the emulated machine: "h200" (default), "h100", "a100", "b200", "gb200-nvl72",
+                    "rtx", "tcc-no-pools", "cc7-no-concurrent-managed", or a .profile file
+                    (CUDA_SHIM_PROFILE; what it lacks is refused, docs/configuration.md)
 
     The settings become environment variables, because that is what the driver reads, once,
     when it initializes; children (subprocess, multiprocessing's spawn) inherit them together
@@ -179,7 +213,7 @@ def activate(devices=None, explain=None, driver_version=None, config=None, trace
     already loaded, or when the emulator is active already with different settings.
     """
     lib = libdir()
-    settings = _settings_env(devices, explain, driver_version, config, trace, kernels, env)
+    settings = _settings_env(devices, explain, driver_version, config, trace, kernels, env, profile)
     ours = os.path.join(lib, _DRIVER)
 
     others = _foreign(_DRIVER, ours)

@@ -27,6 +27,13 @@ def cuda_shim_driver_version():
     return ext.driver_version()
 
 
+@pytest.fixture(scope="session")
+def cuda_shim_profile():
+    """The device profile this session runs on (--cuda-shim-profile, CUDA_SHIM_PROFILE): its name,
+    or the file's absolute path; "h200" when none was chosen."""
+    return os.environ.get("CUDA_SHIM_PROFILE") or "h200"
+
+
 @pytest.fixture
 def cuda_shim_explanation():
     """A function returning Explanation(code, message): why the last failing CUDA call on the
@@ -84,17 +91,20 @@ def cuda_shim_faults(monkeypatch):
 
 @pytest.fixture
 def cuda_shim_subprocess():
-    """run(args, devices=None, driver_version=None, explain=None, config=None, env=None, **kwargs):
+    """run(args, devices=None, driver_version=None, explain=None, config=None, env=None, profile=None,
+    **kwargs):
     runs a command on the emulator in a child process with other settings than the session's
-    (e.g. another device count, which is fixed once the driver initializes in a process).
+    (e.g. another device count or device profile, fixed once the driver initializes in a process).
     args may be a list or, as a string, Python code run with this interpreter. Output is captured
     as text; returns subprocess.CompletedProcess (check it yourself, or pass check=True)."""
 
-    def run(args, devices=None, driver_version=None, explain=None, config=None, env=None, **kwargs):
+    def run(args, devices=None, driver_version=None, explain=None, config=None, env=None, profile=None,
+            **kwargs):
         if isinstance(args, str):
             args = [sys.executable, "-c", args]
         child_env = dict(os.environ)  # has LD_LIBRARY_PATH and the session's settings already
-        child_env.update(cuda_shim._settings_env(devices, explain, driver_version, config, None, None, env))
+        child_env.update(cuda_shim._settings_env(devices, explain, driver_version, config, None, None, env,
+                                                    profile))
         kwargs.setdefault("capture_output", True)
         kwargs.setdefault("text", True)
         kwargs.setdefault("timeout", 300)

@@ -32,12 +32,21 @@ def pytest_addoption(parser):
                     help="print why each failing CUDA call failed (CUDA_SHIM_EXPLAIN=1)")
     group.addoption("--cuda-shim-config", metavar="FILE", default=None,
                     help="emulator configuration file (CUDA_SHIM_CONFIG)")
+    group.addoption("--cuda-shim-profile", metavar="NAME", default=None,
+                    help="device profile: h200 (default), rtx, tcc-no-pools, gb200-nvl72, ... or a .profile "
+                         "file (CUDA_SHIM_PROFILE)")
+    # Always a value (no optional argument: pytest would take a test path after it as the file).
+    group.addoption("--cuda-shim-trace", metavar="1|-|FILE", default=None,
+                    help="trace every API call: 1 to stderr, FILE.json a Perfetto timeline, another FILE or - "
+                         "JSON lines (CUDA_SHIM_TRACE, docs/trace.md)")
     parser.addini("cuda_shim", type="bool", default=False,
                   help="run the session on cuda-shim's emulated CUDA driver")
     parser.addini("cuda_shim_devices", default="", help="default of --cuda-shim-devices")
     parser.addini("cuda_shim_driver_version", default="", help="default of --cuda-shim-driver-version")
     parser.addini("cuda_shim_explain", default="", help="default of --cuda-shim-explain (true/false)")
     parser.addini("cuda_shim_config", default="", help="default of --cuda-shim-config (relative to the ini file)")
+    parser.addini("cuda_shim_profile", default="", help="default of --cuda-shim-profile")
+    parser.addini("cuda_shim_trace", default="", help="default of --cuda-shim-trace (1, - or a file)")
 
 
 def _enabled(config):
@@ -67,7 +76,9 @@ def _settings(config):
         base = os.path.dirname(str(config.inipath)) if config.inipath else str(config.rootpath)
         conf = os.path.join(base, ini("cuda_shim_config"))
     return dict(devices=devices, explain=explain, config=conf,
-                driver_version=opt.cuda_shim_driver_version or ini("cuda_shim_driver_version"))
+                driver_version=opt.cuda_shim_driver_version or ini("cuda_shim_driver_version"),
+                profile=opt.cuda_shim_profile or ini("cuda_shim_profile"),
+                trace=opt.cuda_shim_trace or ini("cuda_shim_trace"))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -76,14 +87,22 @@ def pytest_load_initial_conftests(early_config, parser, args):
     # the conftest.py files (which often import CUDA libraries) are imported.
     if not _enabled(early_config):
         given = [o for o in ("--cuda-shim-devices", "--cuda-shim-driver-version", "--cuda-shim-explain",
-                             "--cuda-shim-config")
+                             "--cuda-shim-config", "--cuda-shim-profile", "--cuda-shim-trace")
                  if getattr(early_config.known_args_namespace, o[2:].replace("-", "_")) is not None]
         if given:
             raise pytest.UsageError(f"{', '.join(given)} given, but the cuda_shim plugin is not enabled: "
                                     "add -p cuda_shim (or cuda_shim = true in the ini file)")
         return
+    settings = _settings(early_config)
     try:
-        cuda_shim.activate(**_settings(early_config))
+        trace = settings["trace"]
+        if trace and trace not in ("-", "0", "1", "on", "off", "true", "false", "yes", "no"):
+            # One session, one trace, as `cuda-shim run --trace=FILE` (the driver only appends).
+            open(trace, "w").close()
+    except OSError as e:
+        raise pytest.UsageError(f"--cuda-shim-trace: cannot write {trace!r}: {e.strerror}")
+    try:
+        cuda_shim.activate(**settings)
     except (cuda_shim.ActivationError, ValueError) as e:
         raise pytest.UsageError(f"cuda_shim plugin: {e}")
     from cuda_shim import _fixtures

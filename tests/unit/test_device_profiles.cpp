@@ -314,3 +314,113 @@ TEST_CASE("profiles: gb200-nvl72 pools and fabric handles across 72 devices", "[
     CHECK(numa == d / 2);
   }
 }
+
+// What a profile takes away stops working (core/device_support.hpp): under tcc-no-pools the
+// stream-ordered allocator and every pool entry answer NOT_SUPPORTED; under rtx, a100 and cc7 fabric
+// handles do. The expected codes are written per profile here, so a check reading the wrong
+// attribute fails; the h200 rows are the measured driver's answers, unchanged.
+TEST_CASE("profiles: a feature the profile lacks is refused as on such a device", "[profile][driver]") {
+  const char* e = std::getenv("CUDA_SHIM_PROFILE");
+  const std::string name = e && *e ? e : "h200";
+  const bool no_pools = name == "tcc-no-pools";
+  const bool no_fabric = name == "rtx" || name == "a100" || name == "cc7-no-concurrent-managed";
+  const bool imex = std::getenv("CUDA_SHIM_IMEX_CHANNEL") != nullptr;
+  REQUIRE(cuInit(0) == CUDA_SUCCESS);
+  CUcontext ctx = nullptr;
+  REQUIRE(cuDevicePrimaryCtxRetain(&ctx, 0) == CUDA_SUCCESS);
+  REQUIRE(cuCtxSetCurrent(ctx) == CUDA_SUCCESS);
+  CUstream s = nullptr;
+  REQUIRE(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  const CUresult pools_ok = no_pools ? CUDA_ERROR_NOT_SUPPORTED : CUDA_SUCCESS;
+  INFO("profile " << name);
+
+  SECTION("the stream-ordered allocator") {
+    CUdeviceptr p = 1;
+    CHECK(cuMemAllocAsync(&p, 1 << 20, s) == pools_ok);
+    if (no_pools) {
+      CHECK(p == 0);  // cleared, as on every refusal
+      CHECK(last_why().find("cuMemAllocAsync: the stream-ordered allocator needs CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_"
+                            "SUPPORTED, which device 0 reports as 0 (profile tcc-no-pools, "
+                            "profiles/tcc-no-pools.profile)") != std::string::npos);
+      void* rp = nullptr;
+      CHECK(cudaMallocAsync(&rp, 1 << 20, reinterpret_cast<cudaStream_t>(s)) == cudaErrorNotSupported);
+      CUdeviceptr plain = 0;
+      REQUIRE(cuMemAlloc(&plain, 1 << 20) == CUDA_SUCCESS);
+      CHECK(cuMemFreeAsync(plain, s) == CUDA_ERROR_NOT_SUPPORTED);  // and the memory stays
+      CHECK(cuMemFree(plain) == CUDA_SUCCESS);
+    } else {
+      CHECK(cuMemFreeAsync(p, s) == CUDA_SUCCESS);
+    }
+    REQUIRE(cuStreamSynchronize(s) == CUDA_SUCCESS);
+  }
+
+  SECTION("the default and current pools") {
+    CUmemoryPool pool = nullptr;
+    CHECK(cuDeviceGetDefaultMemPool(&pool, 0) == pools_ok);
+    CHECK(cuDeviceGetMemPool(&pool, 0) == pools_ok);
+    CUmemLocation dev{CU_MEM_LOCATION_TYPE_DEVICE, 0}, host{CU_MEM_LOCATION_TYPE_HOST, 0},
+        numa{CU_MEM_LOCATION_TYPE_HOST_NUMA, 0};
+    CHECK(cuMemGetDefaultMemPool(&pool, &dev, CU_MEM_ALLOCATION_TYPE_PINNED) == pools_ok);
+    CHECK(cuMemGetMemPool(&pool, &host, CU_MEM_ALLOCATION_TYPE_PINNED) == pools_ok);
+    if (no_pools)
+      CHECK(last_why().find("CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED, which device 0 reports as 0") !=
+            std::string::npos);
+    CHECK(cuMemGetDefaultMemPool(&pool, &numa, CU_MEM_ALLOCATION_TYPE_PINNED) == pools_ok);
+    if (no_pools)
+      CHECK(last_why().find("CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED") != std::string::npos);
+  }
+
+  SECTION("cuMemPoolCreate on the device, the host and a host NUMA node") {
+    for (CUmemLocationType t : {CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST, CU_MEM_LOCATION_TYPE_HOST_NUMA}) {
+      INFO("location type " << t);
+      CUmemPoolProps props{};
+      props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+      props.location = {t, 0};
+      CUmemoryPool pool = nullptr;
+      REQUIRE(cuMemPoolCreate(&pool, &props) == pools_ok);
+      if (!no_pools) CHECK(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+    }
+  }
+
+  SECTION("fabric handles: cuMemCreate and cuMemPoolCreate") {
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
+    CUmemGenericAllocationHandle h = 0;
+    // Measured on the H200: without an IMEX channel, NOT_PERMITTED.
+    const CUresult want = no_fabric ? CUDA_ERROR_NOT_SUPPORTED : imex ? CUDA_SUCCESS : CUDA_ERROR_NOT_PERMITTED;
+    CHECK(cuMemCreate(&h, 2 << 20, &prop, 0) == want);
+    if (no_fabric)
+      CHECK(last_why().find("cuMemCreate: prop->requestedHandleTypes CU_MEM_HANDLE_TYPE_FABRIC needs "
+                            "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, which device 0 reports as 0 (profile " +
+                            name) != std::string::npos);
+    if (want == CUDA_SUCCESS) CHECK(cuMemRelease(h) == CUDA_SUCCESS);
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;  // still offered everywhere
+    REQUIRE(cuMemCreate(&h, 2 << 20, &prop, 0) == CUDA_SUCCESS);
+    CHECK(cuMemRelease(h) == CUDA_SUCCESS);
+
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    props.handleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
+    CUmemoryPool pool = nullptr;
+    CHECK(cuMemPoolCreate(&pool, &props) == (no_pools || no_fabric ? CUDA_ERROR_NOT_SUPPORTED : CUDA_SUCCESS));
+    if (!no_pools && !no_fabric) CHECK(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    REQUIRE(cuMemPoolCreate(&pool, &props) == pools_ok);
+    if (!no_pools) CHECK(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+  }
+
+  SECTION("multicast objects: the entries answer as on a device without multicast") {
+    int mc = -1;
+    REQUIRE(cuDeviceGetAttribute(&mc, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, 0) == CUDA_SUCCESS);
+    CUmulticastObjectProp mp{};
+    mp.numDevices = 1;
+    mp.size = 2 << 20;
+    CUmemGenericAllocationHandle h = 0;
+    if (mc == 0) CHECK(cuMulticastCreate(&h, &mp) == CUDA_ERROR_NOT_SUPPORTED);
+  }
+  CHECK(cuStreamDestroy(s) == CUDA_SUCCESS);
+  CHECK(cuDevicePrimaryCtxRelease(0) == CUDA_SUCCESS);
+}

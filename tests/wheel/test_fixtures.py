@@ -90,3 +90,35 @@ def test_fault_rules(cuda_shim_faults, cuda_shim_explanation):
 
 def test_fault_rules_are_removed_after_the_test():
     assert all(cu.cuDeviceGetCount() == (OK, 2) for _ in range(3))
+
+
+def test_activate_with_a_profile(cuda_shim_subprocess):
+    # A fresh process: the profile is read once, when the driver initializes. tcc-no-pools
+    # refuses the pool entries as a device without memory pools does.
+    code = ("import cuda_shim; cuda_shim.activate(profile='tcc-no-pools'); import os; "
+            "from cuda.bindings import driver as cu; cu.cuInit(0); "
+            "a = cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED; "
+            "print(os.environ['CUDA_SHIM_PROFILE'], cu.cuDeviceGetAttribute(a, 0)[1], "
+            "int(cu.cuDeviceGetDefaultMemPool(0)[0]))")
+    run = cuda_shim_subprocess(code)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["tcc-no-pools", "0", str(int(cu.CUresult.CUDA_ERROR_NOT_SUPPORTED))]
+
+
+def test_subprocess_with_a_profile(cuda_shim_subprocess, cuda_shim_profile):
+    assert cuda_shim_profile == "h200"  # the session chose none
+    code = ("from cuda.bindings import driver as cu; cu.cuInit(0); "
+            "a = cu.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED; "
+            "print(cu.cuDeviceGetAttribute(a, 0)[1], cu.cuDeviceGetName(64, 0)[1].split(b'\\0')[0].decode())")
+    run = cuda_shim_subprocess(code, profile="rtx")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "0 NVIDIA GeForce RTX 4090"
+
+
+def test_profile_and_trace_settings():
+    env = cuda_shim._settings_env(None, None, None, None, "t.json", None, None, "rtx")
+    assert env == {"CUDA_SHIM_PROFILE": "rtx", "CUDA_SHIM_TRACE": os.path.abspath("t.json")}
+    assert cuda_shim._settings_env(None, None, None, None, True, None, None)["CUDA_SHIM_TRACE"] == "1"
+    assert cuda_shim._settings_env(None, None, None, None, "-", None, None)["CUDA_SHIM_TRACE"] == "-"
+    with pytest.raises(ValueError, match="profile: cannot read"):
+        cuda_shim._settings_env(None, None, None, None, None, None, None, "./no-such.profile")
