@@ -20,9 +20,6 @@ ANYWHERE = {"core/errc.hpp", "abi/driver_api.hpp", "abi/runtime_api.hpp"}
 
 # (including file, included header): why it is there / what would remove it.
 KNOWN = {
-    ("memory/api_memory.cpp", "vmm/vmm.hpp"): "cuMemGetAddressRange etc. know VMM mappings; a range-kind hook",
-    ("memory/api_pointer.cpp", "vmm/vmm.hpp"): "pointer attributes of VMM mappings; the same hook",
-    ("memory/copy.cpp", "vmm/vmm.hpp"): "copies check VMM access; the same hook",
 }
 
 INCLUDE = re.compile(r'\s*#\s*include\s+"(([a-z_]+)/[^"]+)"')

@@ -74,6 +74,32 @@ struct Range {
   bool host_kind() const { return kind == Kind::host_pinned || kind == Kind::host_registered; }
 };
 
+// What memory asks of the vmm room about cuMemMap mappings (Kind::vmm ranges) and address
+// reservations; vmm registers it when the library loads (memory does not include vmm's headers).
+struct MappingInfo {
+  bool host_located = false;  // the allocation's location is the host
+  bool host_access = false;   // cuMemSetAccess gave the host access
+  uintptr_t res_base = 0;     // the reservation the mapping lies in
+  size_t res_size = 0;
+  uintptr_t base = 0;         // the mapping's own range
+  size_t size = 0;
+  // The allocation's properties that pointer attributes report.
+  unsigned handle_types = 0;  // requestedHandleTypes
+  bool rdma = false;          // allocFlags.gpuDirectRDMACapable
+  bool hw_decompress = false; // allocFlags.usage has CU_MEM_CREATE_USAGE_HW_DECOMPRESS
+  uint64_t block_id = 0;      // CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID
+};
+struct VmmQueries {
+  MappingInfo (*info)(const vmm::Mapping& m);
+  unsigned (*device_access)(const vmm::Mapping& m, int dev);  // CU_MEM_ACCESS_FLAGS_PROT_*
+  // Copies: the current context's device must have access; writes need read-write.
+  Errc (*check_copy_access)(const vmm::Mapping& m, uintptr_t p, bool write, const char* api, const char* what);
+  // The cuMemAddressReserve range holding p, mapped or not.
+  bool (*reservation_at)(uintptr_t p, uintptr_t& base, size_t& size);
+};
+void set_vmm_queries(const VmmQueries* q) noexcept;
+const VmmQueries& vmm_queries() noexcept;  // before vmm registers: no mapping, no reservation
+
 // How a Range withdraws its legacy IPC export's registry record when it dies: the ipc room
 // registers it when the library loads (memory does not include the registry).
 using WithdrawExport = void (*)(const ipc::Token& record) noexcept;

@@ -12,7 +12,6 @@
 #include "memory/address_space.hpp"
 #include "memory/device_alloc.hpp"
 #include "memory/pool.hpp"
-#include "vmm/vmm.hpp"
 
 namespace cuda_shim::api {
 namespace {
@@ -217,11 +216,11 @@ Errc cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr
   if (!r)
     return not_found(fail(Errc::not_found, "{}: {:#x} lies in no allocation the driver knows (never allocated, or "
                           "freed)", api, dptr));
-  if (r->kind == Kind::vmm && r->vmm->alloc->host_located()) {
+  if (r->kind == Kind::vmm && mem::vmm_queries().info(*r->vmm).host_located) {
     // Measured: host-located VMM memory is found once a device was given access, and then
     // reads as base 0 (as host-located pool memory's range start does).
     bool dev = false;
-    for (int d = 0; d < kMaxDevices; ++d) dev |= r->vmm->device_access(d) != 0;
+    for (int d = 0; d < kMaxDevices; ++d) dev |= mem::vmm_queries().device_access(*r->vmm, d) != 0;
     if (!dev)
       return not_found(fail(Errc::not_found, "{}: {:#x} is host-located memory mapped with cuMemMap that no device "
                             "was given access to; cuMemGetAddressRange describes device-visible memory only", api,

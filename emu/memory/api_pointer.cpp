@@ -6,7 +6,6 @@
 #include "core/driver.hpp"
 #include "memory/address_space.hpp"
 #include "memory/pool.hpp"
-#include "vmm/vmm.hpp"
 
 namespace cuda_shim::api {
 namespace {
@@ -154,9 +153,9 @@ Errc get_pool_one(void* data, CUpointer_attribute a, CUdeviceptr p, const mem::P
 // One attribute of a cuMemMap mapping (measured on an H100 for device memory; the host-located
 // forms where noted).
 Errc get_vmm_one(void* data, CUpointer_attribute a, CUdeviceptr p, const mem::Range& r, const char* api) {
-  const vmm::Mapping& m = *r.vmm;
-  const vmm::Allocation& al = *m.alloc;
-  const bool host = al.host_located();
+  const mem::VmmQueries& q = mem::vmm_queries();
+  const mem::MappingInfo m = q.info(*r.vmm);
+  const bool host = m.host_located;
   switch (a) {
     case CU_POINTER_ATTRIBUTE_CONTEXT: put<CUcontext>(data, nullptr); return Errc::success;  // VMM memory has none
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:  // measured: host-located memory is host memory
@@ -164,7 +163,7 @@ Errc get_vmm_one(void* data, CUpointer_attribute a, CUdeviceptr p, const mem::Ra
       return Errc::success;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: {
       Context* ctx = current_context_raw();
-      if (host && !m.device_access(ctx ? ctx->ordinal() : 0)) {  // measured (H100, difftest)
+      if (host && !q.device_access(*r.vmm, ctx ? ctx->ordinal() : 0)) {  // measured (H100, difftest)
         put<CUdeviceptr>(data, 0);
         return fail(Errc::invalid_value, "{}: CU_POINTER_ATTRIBUTE_DEVICE_POINTER: {:#x} is host-located memory no "
                     "device was given access to (cuMemSetAccess)", api, p);
@@ -175,7 +174,7 @@ Errc get_vmm_one(void* data, CUpointer_attribute a, CUdeviceptr p, const mem::Ra
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
       // Measured (H200): host-located memory the host was given access to is its own address;
       // otherwise refused.
-      if (host && r.vmm && r.vmm->host_access.load(std::memory_order_acquire)) {
+      if (host && m.host_access) {
         put<void*>(data, reinterpret_cast<void*>(p));
         return Errc::success;
       }
@@ -198,23 +197,23 @@ Errc get_vmm_one(void* data, CUpointer_attribute a, CUdeviceptr p, const mem::Ra
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE: put<size_t>(data, m.res_size); return Errc::success;
     case CU_POINTER_ATTRIBUTE_MAPPED: put_bool(data, true); return Errc::success;
     case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
-      put<unsigned long long>(data, static_cast<unsigned>(al.prop.requestedHandleTypes));
+      put<unsigned long long>(data, m.handle_types);
       return Errc::success;
     case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
-      put_bool(data, al.prop.allocFlags.gpuDirectRDMACapable != 0);
+      put_bool(data, m.rdma);
       return Errc::success;
     case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: {
       Context* ctx = current_context_raw();
-      put<unsigned>(data, m.device_access(ctx ? ctx->ordinal() : r.ordinal));
+      put<unsigned>(data, q.device_access(*r.vmm, ctx ? ctx->ordinal() : r.ordinal));
       return Errc::success;
     }
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: put<CUmemoryPool>(data, nullptr); return Errc::success;
     // Measured: the mapping's own base and size.
     case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: put<size_t>(data, m.size); return Errc::success;
     case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: put(data, reinterpret_cast<void*>(m.base)); return Errc::success;
-    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: put<unsigned long long>(data, al.block_id); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: put<unsigned long long>(data, m.block_id); return Errc::success;
     case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
-      put_bool(data, (al.prop.allocFlags.usage & CU_MEM_CREATE_USAGE_HW_DECOMPRESS) != 0);
+      put_bool(data, m.hw_decompress);
       return Errc::success;
     case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return put_p2p(data, host, p, api);
     default:
@@ -290,7 +289,7 @@ Errc cuPointerGetAttributes(unsigned int n, CUpointer_attribute* attrs, void** d
   // they were, except in a reservation (mapped or not), which they describe.
   uintptr_t res_base = 0;
   size_t res_size = 0;
-  const bool reserved = !r && vmm::reservation_at(ptr, res_base, res_size);
+  const bool reserved = !r && mem::vmm_queries().reservation_at(ptr, res_base, res_size);
   for (unsigned i = 0; i < n; ++i) {
     if (!data[i]) continue;  // the caller skipped this slot
     if (!r && (attrs[i] == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR || attrs[i] == CU_POINTER_ATTRIBUTE_RANGE_SIZE)) {

@@ -17,7 +17,6 @@
 #include "memory/array.hpp"
 #include "memory/pool.hpp"
 #include "memory/strict.hpp"
-#include "vmm/vmm.hpp"
 
 namespace cuda_shim::mem {
 
@@ -26,9 +25,10 @@ Errc check_writable(const Side& s, const char* api, const char* what) {
     return fail(Errc::invalid_value, "{}: {} lies in host memory registered with CU_MEMHOSTREGISTER_READ_ONLY at {:#x}; "
                 "the device may not write it", api, what, s.r->base);
   if (s.r && s.r->kind == Kind::vmm) {
-    TRY(vmm::check_copy_access(*s.r->vmm, s.r->base, true, api, what));
+    const VmmQueries& q = vmm_queries();
+    TRY(q.check_copy_access(*s.r->vmm, s.r->base, true, api, what));
     if (s.more)
-      for (const RangePtr& r : *s.more) TRY(vmm::check_copy_access(*r->vmm, r->base, true, api, what));
+      for (const RangePtr& r : *s.more) TRY(q.check_copy_access(*r->vmm, r->base, true, api, what));
   }
   return Errc::success;
 }
@@ -48,8 +48,9 @@ static Errc check_fill_access(const Side& s, const Context* exec, const char* ap
                   exec->ordinal(), r->ordinal);
     // Measured (H100, difftest): a fill of host-located cuMemMap memory needs the device's own
     // read-write access; the host's access, which lets copies through, is not enough.
-    if (r->kind != Kind::vmm || !r->vmm->alloc->host_located()) return Errc::success;
-    if (r->vmm->device_access(exec->ordinal()) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) return Errc::success;
+    if (r->kind != Kind::vmm || !vmm_queries().info(*r->vmm).host_located) return Errc::success;
+    if (vmm_queries().device_access(*r->vmm, exec->ordinal()) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+      return Errc::success;
     return fail(Errc::invalid_value, "{}: {} = {:#x} lies in host-located memory mapped with cuMemMap that the "
                 "current device may not write; a fill runs on the device (grant it with cuMemSetAccess)", api, what,
                 r->base);
@@ -84,7 +85,7 @@ Errc check_pageable(uintptr_t p, size_t span, const char* api, const char* what)
     return fail(Errc::invalid_value, "{}: {} = {:#x} + {} bytes wraps around the address space", api, what, p, span);
   uintptr_t rb = 0;
   size_t rs = 0;
-  if (vmm::reservation_at(p, rb, rs))
+  if (vmm_queries().reservation_at(p, rb, rs))
     return fail(Errc::invalid_value, "{}: {} = {:#x} lies in the range [{:#x}, +{:#x}) reserved with "
                 "cuMemAddressReserve, where nothing is mapped", api, what, p, rb, rs);
   static const size_t ps = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
@@ -148,7 +149,8 @@ Errc resolve_pool(uintptr_t p, Space space, size_t span, RangePtr r, const char*
 // reservation, as on a GPU, where the range is contiguous virtual memory: the shadow is
 // contiguous too, and every mapping touched must be accessible.
 Errc resolve_vmm(uintptr_t p, size_t span, RangePtr r, const char* api, const char* what, Side& out) {
-  TRY(vmm::check_copy_access(*r->vmm, p, false, api, what));
+  const VmmQueries& q = vmm_queries();
+  TRY(q.check_copy_access(*r->vmm, p, false, api, what));
   out.p = r->translate(p);
   if (!r->contains(p, span)) {
     if (span > UINTPTR_MAX - p)
@@ -158,11 +160,11 @@ Errc resolve_vmm(uintptr_t p, size_t span, RangePtr r, const char* api, const ch
     uintptr_t at = r->base + r->size;
     while (at < end) {
       RangePtr n = AddressSpace::get().find(at);
-      if (!n || n->kind != Kind::vmm || n->base != at || n->vmm->res_base != r->vmm->res_base)
+      if (!n || n->kind != Kind::vmm || n->base != at || q.info(*n->vmm).res_base != q.info(*r->vmm).res_base)
         return fail(Errc::invalid_value, "{}: {} = {:#x}: the copy touches {} bytes from there, but {:#x} ({} bytes "
                     "past the start) is not mapped in the same reservation (cuMemMap)", api, what, p, span, at,
                     at - p);
-      TRY(vmm::check_copy_access(*n->vmm, at, false, api, what));
+      TRY(q.check_copy_access(*n->vmm, at, false, api, what));
       at = n->base + n->size;
       more->push_back(std::move(n));
     }
