@@ -1,10 +1,15 @@
 #include "core/profile.hpp"
 #include "core/limits.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -127,11 +132,18 @@ bool load(const std::string& what, const std::string& dir, int depth, Profile& o
   };
   std::vector<Line> lines;
   std::string base = "h200";  // a file that names no base changes the H200
-  std::istringstream in(src.text);
-  std::string line;
-  for (int no = 1; std::getline(in, line); ++no) {
-    if (auto h = line.find('#'); h != std::string::npos) line.resize(h);
-    line = trim(line);
+  // Read in place (string_views into the text): every process parses its profile at its first
+  // call, so this is on cuInit's path.
+  const std::string_view text = src.text;
+  int no = 0;
+  for (size_t at = 0; at < text.size();) {
+    ++no;
+    size_t nl = text.find('\n', at);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view raw = text.substr(at, nl - at);
+    at = nl + 1;
+    if (auto h = raw.find('#'); h != std::string_view::npos) raw = raw.substr(0, h);
+    const std::string line = trim(std::string(raw));
     if (line.empty()) continue;
     auto eq = line.find('=');
     if (eq == std::string::npos) {
@@ -220,9 +232,15 @@ bool load_profile(const std::string& what, Profile& out, std::vector<std::string
 }
 
 int attribute_number(const std::string& name) {
-  for (const auto& a : kAttrNames)
-    if (name == a.name) return a.number;
-  return -1;
+  // Sorted once: a profile names some 200 attributes, each looked up here.
+  static const std::vector<std::pair<std::string_view, int>> sorted = [] {
+    std::vector<std::pair<std::string_view, int>> v;
+    for (const auto& a : kAttrNames) v.emplace_back(a.name, a.number);
+    std::sort(v.begin(), v.end());
+    return v;
+  }();
+  auto it = std::lower_bound(sorted.begin(), sorted.end(), std::pair<std::string_view, int>(name, INT_MIN));
+  return it != sorted.end() && it->first == name ? it->second : -1;
 }
 
 const char* attribute_name(int number) {
