@@ -16,6 +16,7 @@
 #include "core/stream.hpp"
 #include "memory/backing.hpp"
 #include "memory/strict.hpp"
+#include "platform/signal_msg.hpp"
 
 namespace cuda_shim::mem {
 
@@ -85,36 +86,8 @@ const char* attach_name(unsigned f) {
   return "?";
 }
 
-// Async-signal-safe message building: no allocation, no locale.
-struct Msg {
-  char b[768];
-  size_t n = 0;
-  void s(const char* t) {
-    while (*t && n + 1 < sizeof b) b[n++] = *t++;
-  }
-  void x(uint64_t v) {
-    char t[19];
-    int i = 18;
-    t[i] = 0;
-    do {
-      t[--i] = "0123456789abcdef"[v & 15];
-      v >>= 4;
-    } while (v && i > 2);
-    t[--i] = 'x';
-    t[--i] = '0';
-    s(t + i);
-  }
-  void d(uint64_t v) {
-    char t[21];
-    int i = 20;
-    t[i] = 0;
-    do {
-      t[--i] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v && i > 0);
-    s(t + i);
-  }
-};
+// Async-signal-safe message building (the fault handler reports with it).
+using Msg = platform::SignalMsg<768>;
 
 void describe(Msg& m, const Violation& v) {
   m.s("host code touched managed memory at ");

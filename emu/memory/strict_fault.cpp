@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "platform/signal_msg.hpp"
 #include "memory/backing.hpp"
 #include "memory/managed.hpp"
 #include "memory/strict.hpp"
@@ -36,35 +37,8 @@ struct Slot {
 };
 Slot g_slots[kSlots];
 
-// Async-signal-safe message building: no allocation, no locale.
-struct Msg {
-  char b[1024];
-  size_t n = 0;
-  void s(const char* t) {
-    while (t && *t && n + 1 < sizeof b) b[n++] = *t++;
-  }
-  void x(uint64_t v) {
-    char t[19];
-    int i = 18;
-    t[i] = 0;
-    do {
-      t[--i] = "0123456789abcdef"[v & 15];
-      v >>= 4;
-    } while (v && i > 2);
-    t[--i] = 'x';
-    t[--i] = '0';
-    s(t + i);
-  }
-  void d(uint64_t v) {
-    char t[21];
-    int i = 20;
-    t[i] = 0;
-    do {
-      t[--i] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v && i > 0);
-    s(t + i);
-  }
+// Async-signal-safe message building, plus naming a call as the trace does.
+struct Msg : platform::SignalMsg<1024> {
   void call(const char* api, uint64_t id) {
     if (!api) {
       s("a call made outside the API");

@@ -222,19 +222,7 @@ TEST_CASE("faults child", "[.faults_child]") {
 
 namespace {
 // Runs this binary's child test with `env` prepended; returns its exit status and output.
-int child(const std::string& env, std::string& out) {
-  char self[4096];
-  ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
-  REQUIRE(k > 0);
-  self[k] = '\0';
-  std::string cmd = env + " '" + self + "' '[.faults_child]' 2>&1";
-  FILE* f = popen(cmd.c_str(), "r");
-  REQUIRE(f);
-  char buf[4096];
-  size_t got;
-  while ((got = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, got);
-  return pclose(f);
-}
+int child(const std::string& env, std::string& out) { return run_self(env, "[.faults_child]", out); }
 int count(const std::string& s, const std::string& part) {
   int n = 0;
   for (size_t p = s.find(part); p != std::string::npos; p = s.find(part, p + 1)) ++n;

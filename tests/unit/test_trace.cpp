@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "unit_common.hpp"
 #include "multiprocess.hpp"
 
 namespace pt = boost::property_tree;
@@ -61,19 +62,7 @@ pt::ptree parse_chrome(std::string text) {
 
 double num(const pt::ptree& e, const char* key) { return e.get<double>(key); }
 
-int run_child(const std::string& env, std::string& out) {
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  REQUIRE(n > 0);
-  self[n] = '\0';
-  std::string cmd = env + " '" + self + "' '[.trace_child]' 2>&1";
-  FILE* f = popen(cmd.c_str(), "r");
-  REQUIRE(f);
-  char buf[4096];
-  size_t got;
-  while ((got = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, got);
-  return pclose(f);
-}
+int run_child(const std::string& env, std::string& out) { return run_self(env, "[.trace_child]", out); }
 
 std::vector<std::string> lines_with(const std::string& out, const std::string& start) {
   std::vector<std::string> v;
