@@ -98,9 +98,7 @@ void describe(Msg& m, const Violation& v) {
   m.x(v.base);
   if (v.alloc_api) {
     m.s(" made by ");
-    m.s(v.alloc_api);
-    m.s(" #");
-    m.d(v.alloc_id);
+    m.call(v.alloc_api, v.alloc_id);
   }
   m.s(", attached ");
   m.s(attach_name(v.flags));
@@ -115,9 +113,7 @@ void describe(Msg& m, const Violation& v) {
   m.s(" was running work");
   if (v.busy_api) {
     m.s(" (queued by ");
-    m.s(v.busy_api);
-    m.s(" #");
-    m.d(v.busy_id);
+    m.call(v.busy_api, v.busy_id);
     m.s(")");
   }
   if (v.concurrent) {  // strict mode: the access goes through on such a device, racing the stream

@@ -250,12 +250,7 @@ void on_alloc(const Pool& pool, uintptr_t p, size_t bytes, size_t span, Stream& 
     Books& b = books();
     std::lock_guard lk(b.m);
     carve(b, &pool, p, p + span);
-    Live& l = b.live[p];
-    l = Live{};
-    l.pool = &pool;
-    l.bytes = bytes;
-    l.span = span;
-    l.made = call;
+    Live& l = b.live[p] = Live{&pool, bytes, span, call};
     l.uses[l.nuses++] = Use{ref(s), seq, call};
   } catch (...) {
   }
@@ -327,13 +322,7 @@ void on_import(const Pool& pool, uintptr_t p, size_t bytes) noexcept {
     const CallRef call = now();
     Books& b = books();
     std::lock_guard lk(b.m);
-    Live& l = b.live[p];
-    l = Live{};
-    l.pool = &pool;
-    l.bytes = bytes;
-    l.span = bytes;
-    l.made = call;
-    l.imported = true;
+    b.live[p] = Live{&pool, bytes, bytes, call, /*imported=*/true};
   } catch (...) {
   }
 }

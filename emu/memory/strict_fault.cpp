@@ -37,18 +37,8 @@ struct Slot {
 };
 Slot g_slots[kSlots];
 
-// Async-signal-safe message building, plus naming a call as the trace does.
-struct Msg : platform::SignalMsg<1024> {
-  void call(const char* api, uint64_t id) {
-    if (!api) {
-      s("a call made outside the API");
-      return;
-    }
-    s(api);
-    s(" #");
-    d(id);
-  }
-};
+// Async-signal-safe message building (names calls as the trace does).
+using Msg = platform::SignalMsg<1024>;
 
 }  // namespace
 

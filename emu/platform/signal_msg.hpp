@@ -35,6 +35,15 @@ struct SignalMsg {
     } while (v && i > 0);
     s(t + i);
   }
+  void call(const char* api, uint64_t id) {  // a call as the trace names it: "cuMemFreeAsync #12"
+    if (!api) {
+      s("a call made outside the API");
+      return;
+    }
+    s(api);
+    s(" #");
+    d(id);
+  }
 };
 
 }  // namespace cuda_shim::platform
