@@ -69,6 +69,7 @@ static int cmd_exec(const std::string& lib, const std::string& seq, const std::s
     std::string rec = ex.run(ops[i]);
     fprintf(f, "{\"i\":%zu,\"op\":\"%s\"%s%s}\n", i, op_name(ops[i]).c_str(), rec.empty() ? "" : ",", rec.c_str());
     fflush(f);
+    if (ex.stop) break;  // the machine lacks what the case needs (need_devices)
   }
   ex.stop_peer();
   fclose(f);
@@ -229,7 +230,8 @@ static std::map<std::string, std::string> parse_args(int argc, char** argv, int 
   std::map<std::string, std::string> m;
   for (int i = from; i < argc; ++i) {
     std::string s = argv[i];
-    if (s.rfind("--", 0) == 0 && i + 1 < argc) m[s.substr(2)] = argv[++i];
+    if (s == "--list") m["list"] = "1";  // the one flag without a value
+    else if (s.rfind("--", 0) == 0 && i + 1 < argc) m[s.substr(2)] = argv[++i];
     else pos.push_back(s);
   }
   return m;
@@ -455,11 +457,13 @@ static int cmd_selfcheck(std::map<std::string, std::string>& m, const std::vecto
   return bad_runs ? 1 : 0;
 }
 
+#include "difftest_probe.hpp"
+
 int main(int argc, char** argv) {
   if (argc >= 4 && !strcmp(argv[1], "--peer")) return Exec::peer_main(atoi(argv[2]), argv[3]);
   if (argc >= 6 && !strcmp(argv[1], "exec")) return cmd_exec(argv[2], argv[3], argv[4], argv[5]);
   if (argc < 2) {
-    fprintf(stderr, "usage: difftest gen|run|diff|replay|selfcheck ... (docs/difftest.md)\n");
+    fprintf(stderr, "usage: difftest gen|run|diff|replay|selfcheck|probe ... (docs/difftest.md, docs/probe.md)\n");
     return 2;
   }
   char self[4096];
@@ -473,7 +477,8 @@ int main(int argc, char** argv) {
   auto m = parse_args(argc, argv, 2, pos);
   std::string c = argv[1];
   int rc = c == "gen" ? cmd_gen(m, pos) : c == "run" ? cmd_run(m, pos) : c == "diff" ? cmd_diff(m, pos)
-         : c == "replay" ? cmd_replay(m, pos) : c == "selfcheck" ? cmd_selfcheck(m, pos) : 2;
+         : c == "replay" ? cmd_replay(m, pos) : c == "selfcheck" ? cmd_selfcheck(m, pos)
+         : c == "probe" ? cmd_probe(m, pos) : 2;
   std::error_code ec;
   if (g_tmp != "/tmp" && !getenv("DIFFTEST_KEEP_ERR")) fs::remove_all(g_tmp, ec);
   return rc;

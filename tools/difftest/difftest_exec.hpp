@@ -27,6 +27,11 @@ namespace difftest {
 
 #define DT_STR2(x) #x
 #define DT_STR(x) DT_STR2(x)
+// A driver entry by its cuda.h name (versioned like the table below), looked up when used:
+// DT_CALL(e, r, cuFoo, args...) records rc, or "missing" where the library lacks it.
+#define DT_FN(e, n) reinterpret_cast<decltype(&::n)>((e).api.sym(DT_STR(n)))
+#define DT_CALL(e, r, n, ...) \
+  do { auto dt_f_ = DT_FN(e, n); if (!dt_f_) (r).ks("missing", DT_STR(n)); else (e).RC(r, dt_f_(__VA_ARGS__)); } while (0)
 // cuda.h maps names to versioned symbols (cuMemAlloc -> cuMemAlloc_v2): the member and the
 // looked-up string both go through that mapping, so each entry binds the symbol binaries use.
 #define DT_DRIVER(X) X(cuInit) X(cuDeviceGet) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain) \
@@ -64,6 +69,10 @@ struct Api {
   int (*cudaMallocManaged)(void**, size_t, unsigned) = nullptr;
   std::string lib, missing;
   void* rt = nullptr;
+  void* drv = nullptr;
+  // Entries the family op files (ops_*.hpp) call: looked up when used, nullptr if absent.
+  void* sym(const char* n) { return drv ? dlsym(drv, n) : nullptr; }
+  void* rtsym(const char* n) { return load_runtime() ? dlsym(rt, n) : nullptr; }
 
   // lib: "system" (the dynamic linker's libcuda.so.1: NVIDIA's driver) or a folder holding ours.
   bool load(const std::string& dir) {
@@ -71,6 +80,7 @@ struct Api {
     std::string p = dir == "system" ? "libcuda.so.1" : dir + "/libcuda.so.1";
     void* h = dlopen(p.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (!h) { missing = dlerror(); return false; }
+    drv = h;
 #define DT_LOAD(n) n = reinterpret_cast<decltype(n)>(dlsym(h, DT_STR(n))); if (!n) missing += DT_STR(n) " ";
     DT_DRIVER(DT_LOAD)
 #undef DT_LOAD
@@ -182,7 +192,7 @@ class Exec {
     peer_pid = -1;
   }
 
- private:
+ // The family op files (ops_*.hpp) read the tokens and slots through these.
   std::vector<std::string> t;
   std::map<std::string, Slot> slots;
   std::vector<std::string> order;  // definition order, newest last: names resolve newest first
@@ -191,6 +201,9 @@ class Exec {
   std::vector<std::vector<unsigned char>> keep;  // buffers of asynchronous copies
   size_t total = 0;
   bool peer_dead = false;
+  int rc = -1;  // the current op's result, once RC() recorded it
+  bool stop = false;  // set by an op (need_devices) that ends the sequence here, on purpose
+  void RC(Rec& r, int v) { rc = v; r.kv("rc", v); }
 
   void def(const std::string& n, uint64_t v, uint64_t size, bool ptr) {
     Slot& s = slots[n];
@@ -296,7 +309,12 @@ class Exec {
   std::string to_peer(const std::string& line);
   static ssize_t recv_msg(int sock, Msg& m, int& fd);
   void exec(Rec& r);
+  void frees(const std::string& name) { if (rc == 0) freed.insert(name); }
 };
+
+// The op families added with the probe cases (tests/probe/cases): each returns whether it knew
+// the op. Defined in ops_*.hpp, included at the end of this file.
+bool family_ops(Exec& e, Rec& r);
 
 inline ssize_t Exec::recv_msg(int sock, Msg& m, int& fd) {
   char cbuf[CMSG_SPACE(sizeof(int))];
@@ -380,8 +398,8 @@ inline bool same_file(int fd, const struct stat& before) {
 // that name slots are resolved by val(); an output slot token "null" passes a NULL output.
 inline void Exec::exec(Rec& r) {
   const std::string& op = t[0];
-  int rc = -1;
-  auto RC = [&](int v) { rc = v; r.kv("rc", v); };
+  rc = -1;
+  auto RC = [&](int v) { this->RC(r, v); };
   auto O = [&](auto* p) { return a(1) == "null" ? nullptr : p; };
   auto U = [](auto v) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(v)); };
   auto pool = [&](size_t k) { return h<CUmemoryPool>(k); };
@@ -623,11 +641,23 @@ inline void Exec::exec(Rec& r) {
     void* p = sent<void*>(); RC(api.cudaMallocManaged(O(&p), num(2), static_cast<unsigned>(num(3)))); out(r, rc, "out", U(p), num(2), true, 1);
   } else if (op == "rt_free") { if (rt()) RC(api.cudaFree(reinterpret_cast<void*>(ptr(1))));
   } else if (op == "rt_free_host") { if (rt()) RC(api.cudaFreeHost(reinterpret_cast<void*>(ptr(1))));
-  } else {
+  } else if (!family_ops(*this, r)) {
     r.ks("error", "unknown op");
   }
   static const char* frees[] = {"mem_free", "mem_free_host", "rt_free", "rt_free_host", "free_async", "ipc_close", "vmm_unmap", "va_free"};
   for (const char* f : frees) if (rc == 0 && op == f) freed.insert(a(1));
 }
 
+}  // namespace difftest
+
+#include "ops_core.hpp"
+#include "ops_pool.hpp"
+#include "ops_ipc.hpp"
+#include "ops_external.hpp"
+#include "ops_managed.hpp"
+
+namespace difftest {
+inline bool family_ops(Exec& e, Rec& r) {
+  return ops_core(e, r) || ops_pool(e, r) || ops_ipc(e, r) || ops_external(e, r) || ops_managed(e, r);
+}
 }  // namespace difftest

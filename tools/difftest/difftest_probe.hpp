@@ -1,0 +1,123 @@
+// difftest probe: the real-driver probes as data (docs/probe.md). Named cases, a few op lines
+// each (tests/probe/cases/*.cases), run one per fresh process on a driver. On NVIDIA's driver
+// their records are checked in (tests/probe/recorded/*.jsonl) with the GPU, driver and CUDA
+// versions; `--check` holds another driver's records against them, and the conformance tests
+// read their expected codes from them (tests/conformance/real_answers.hpp).
+// Included by difftest.cpp after the runner's helpers (run_isolated, parallel, lines_of).
+#pragma once
+
+struct ProbeCase {
+  std::string name, where, known;  // known: why the emulator still differs (reported, not failed)
+  std::vector<std::string> ops;
+};
+
+// A file: "case NAME" starts a case, "known WHY" marks it, other lines are its ops; "#" starts a
+// comment. Names are unique across every file given.
+static bool load_cases(const std::vector<std::string>& paths, std::vector<ProbeCase>& cases, std::string& err) {
+  std::vector<std::string> files;
+  for (auto& p : paths) {
+    if (!fs::is_directory(p)) { files.push_back(p); continue; }
+    for (auto& e : fs::directory_iterator(p)) if (e.path().extension() == ".cases") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  std::set<std::string> seen;
+  for (auto& f : files) {
+    if (!fs::exists(f)) { err = f + ": no such file"; return false; }
+    int n = 0;
+    for (std::string l : lines_of(f)) {
+      ++n;
+      if (size_t h = l.find('#'); h != std::string::npos) l.erase(h);
+      l.erase(0, l.find_first_not_of(" \t"));
+      l.erase(l.find_last_not_of(" \t\r") + 1);
+      if (l.empty()) continue;
+      std::string where = f + ":" + std::to_string(n);
+      if (l.rfind("case ", 0) == 0) {
+        std::string name = l.substr(5);
+        bool ok = !name.empty() && name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_.-") == std::string::npos;
+        if (!ok) { err = where + ": a case name is lower-case letters, digits, '_', '.', '-': " + name; return false; }
+        if (!seen.insert(name).second) { err = where + ": case " + name + " is defined twice"; return false; }
+        cases.push_back({name, where, "", {}});
+      } else if (cases.empty() || cases.back().where.rfind(f + ":", 0) != 0) {
+        err = where + ": an op before the file's first 'case' line"; return false;
+      } else if (l.rfind("known ", 0) == 0) {
+        cases.back().known = l.substr(6);
+      } else {
+        cases.back().ops.push_back(l);
+      }
+    }
+  }
+  for (auto& c : cases) if (c.ops.empty()) { err = c.where + ": case " + c.name + " has no op"; return false; }
+  return true;
+}
+
+// Recorded lines: {"probe":"header",...} once, then {"case":NAME,<the runner's record>} in order.
+static std::map<std::string, Recs> load_recorded(const std::string& path, std::string& header) {
+  std::map<std::string, Recs> m;
+  for (auto& l : lines_of(path)) {
+    if (l.rfind("{\"probe\":\"header\"", 0) == 0) { header = l; continue; }
+    if (l.rfind("{\"case\":\"", 0) != 0) continue;
+    size_t e = l.find('"', 9);
+    if (e == std::string::npos || e + 2 >= l.size()) continue;
+    m[l.substr(9, e - 9)].push_back("{" + l.substr(e + 2));
+  }
+  return m;
+}
+
+static bool skipped(const Recs& r) {
+  for (auto& x : r) if (x.find("\"skip\":") != std::string::npos) return true;
+  return false;
+}
+
+static int cmd_probe(std::map<std::string, std::string>& m, const std::vector<std::string>& pos) {
+  std::vector<ProbeCase> all, cases;
+  std::string err;
+  if (pos.empty() || !load_cases(pos, all, err)) {
+    fprintf(stderr, "difftest probe: %s\n", pos.empty() ? "name case files or folders (tests/probe/cases)" : err.c_str());
+    return 2;
+  }
+  std::vector<std::string> only;  // --only a,b: the cases whose names start with one of these
+  for (std::istringstream in(m.count("only") ? m["only"] : ""); std::getline(in, err, ',');) only.push_back(err);
+  for (auto& c : all)
+    if (only.empty() || std::any_of(only.begin(), only.end(), [&](auto& o) { return c.name.rfind(o, 0) == 0; })) cases.push_back(c);
+  if (m.count("list")) { for (auto& c : cases) printf("%s\t%zu ops\t%s\n", c.name.c_str(), c.ops.size(), c.where.c_str()); return 0; }
+  std::string lib = m.count("lib") ? m["lib"] : "system";
+  std::vector<Recs> got(cases.size());
+  auto t0 = Clock::now();
+  parallel(cases.size(), m.count("jobs") ? std::stoi(m["jobs"]) : 2, [&](size_t i) { got[i] = run_isolated(lib, cases[i].ops); });
+  if (m.count("out")) {
+    std::ofstream o(m["out"]);
+    int drv = 0;
+    for (auto& r : got) if (!r.empty() && r[0].find("\"drv\":") != std::string::npos) { drv = atoi(r[0].c_str() + r[0].find("\"drv\":") + 6); break; }
+    o << "{\"probe\":\"header\",\"label\":\"" << (m.count("label") ? m["label"] : lib) << "\",\"lib\":\"" << lib
+      << "\",\"drv\":" << drv << ",\"cases\":" << cases.size() << "}\n";
+    for (size_t i = 0; i < cases.size(); ++i)
+      for (auto& r : got[i]) o << "{\"case\":\"" << cases[i].name << "\"," << r.substr(1) << "\n";
+  }
+  if (!m.count("check")) {
+    size_t bad = 0;
+    for (auto& r : got) bad += r.back().find("\"status\":\"ok\"") == std::string::npos;
+    printf("probe: %zu cases on %s in %.1f s, %zu ended abnormally\n", cases.size(), lib.c_str(), secs(t0), bad);
+    return 0;
+  }
+  std::string header;
+  auto want = load_recorded(m["check"], header);
+  if (want.empty()) { fprintf(stderr, "difftest probe: no recorded case in %s\n", m["check"].c_str()); return 2; }
+  int failed = 0, known = 0, fresh = 0, skip = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const ProbeCase& c = cases[i];
+    auto it = want.find(c.name);
+    if (it == want.end()) { ++fresh; printf("NEW  %s (not recorded on a real driver yet)\n", c.name.c_str()); continue; }
+    if (skipped(it->second) || skipped(got[i])) { ++skip; continue; }
+    if (it->second == got[i]) continue;
+    Div d = first_div(it->second, got[i]);
+    std::string w = d.k < static_cast<int>(it->second.size()) ? it->second[d.k] : "-";
+    std::string g = d.k < static_cast<int>(got[i].size()) ? got[i][d.k] : "-";
+    std::string op = d.k >= 1 && d.k <= static_cast<int>(c.ops.size()) ? c.ops[d.k - 1] : "";
+    printf("%s %s (%s)%s%s\n    op    %s\n    real  %s\n    got   %s\n", c.known.empty() ? "FAIL" : "KNOWN", c.name.c_str(),
+           c.where.c_str(), c.known.empty() ? "" : ": ", c.known.c_str(), op.c_str(), w.c_str(), g.c_str());
+    ++(c.known.empty() ? failed : known);
+  }
+  printf("probe: %zu cases against %s: %d differ, %d known, %d not recorded, %d skipped\n", cases.size(),
+         header.empty() ? m["check"].c_str() : header.c_str(), failed, known, fresh, skip);
+  return failed ? 1 : 0;
+}
