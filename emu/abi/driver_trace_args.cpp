@@ -13,121 +13,60 @@ namespace cuda_shim::abi {
 
 const char* cu_error_name(int code) noexcept;  // api_core.cpp
 
+// One function per enum, from the list of its names.
 #define N(x) \
   case x:    \
     return #x;
+#define NAMES(T, ...) \
+  const char* enum_name(T v) noexcept { \
+    switch (v) { __VA_ARGS__ default: return nullptr; } \
+  }
 
 const char* enum_name(CUresult v) noexcept { return cu_error_name(v); }
 
-const char* enum_name(CUmemPool_attribute v) noexcept {
-  switch (v) {
-    N(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES)
-    N(CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC)
-    N(CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES)
-    N(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
-    N(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
-    N(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH)
-    N(CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
-    N(CU_MEMPOOL_ATTR_USED_MEM_HIGH)
-    default: return nullptr;
-  }
-}
+NAMES(CUmemPool_attribute,
+      N(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES) N(CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC)
+      N(CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES) N(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+      N(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) N(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH)
+      N(CU_MEMPOOL_ATTR_USED_MEM_CURRENT) N(CU_MEMPOOL_ATTR_USED_MEM_HIGH))
 
-const char* enum_name(CUmemAllocationHandleType v) noexcept {
-  switch (v) {
-    N(CU_MEM_HANDLE_TYPE_NONE)
-    N(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
-    N(CU_MEM_HANDLE_TYPE_WIN32)
-    N(CU_MEM_HANDLE_TYPE_WIN32_KMT)
-    N(CU_MEM_HANDLE_TYPE_FABRIC)
-    default: return nullptr;  // a combination of types
-  }
-}
+NAMES(CUmemAllocationHandleType,  // nullptr: a combination of types
+      N(CU_MEM_HANDLE_TYPE_NONE) N(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) N(CU_MEM_HANDLE_TYPE_WIN32)
+      N(CU_MEM_HANDLE_TYPE_WIN32_KMT) N(CU_MEM_HANDLE_TYPE_FABRIC))
 
-const char* enum_name(CUmemLocationType v) noexcept {
-  switch (v) {
-    N(CU_MEM_LOCATION_TYPE_INVALID)
-    N(CU_MEM_LOCATION_TYPE_DEVICE)
-    N(CU_MEM_LOCATION_TYPE_HOST)
-    N(CU_MEM_LOCATION_TYPE_HOST_NUMA)
-    N(CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT)
-    default: return nullptr;
-  }
-}
+NAMES(CUmemLocationType,
+      N(CU_MEM_LOCATION_TYPE_INVALID) N(CU_MEM_LOCATION_TYPE_DEVICE) N(CU_MEM_LOCATION_TYPE_HOST)
+      N(CU_MEM_LOCATION_TYPE_HOST_NUMA) N(CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT))
 
-const char* enum_name(CUmemAllocationType v) noexcept {
-  switch (v) {
-    N(CU_MEM_ALLOCATION_TYPE_INVALID)
-    N(CU_MEM_ALLOCATION_TYPE_PINNED)
-    N(CU_MEM_ALLOCATION_TYPE_MANAGED)
-    default: return nullptr;
-  }
-}
+NAMES(CUmemAllocationType,
+      N(CU_MEM_ALLOCATION_TYPE_INVALID) N(CU_MEM_ALLOCATION_TYPE_PINNED) N(CU_MEM_ALLOCATION_TYPE_MANAGED))
 
-const char* enum_name(CUpointer_attribute v) noexcept {
-  switch (v) {
-    N(CU_POINTER_ATTRIBUTE_CONTEXT)
-    N(CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
-    N(CU_POINTER_ATTRIBUTE_DEVICE_POINTER)
-    N(CU_POINTER_ATTRIBUTE_HOST_POINTER)
-    N(CU_POINTER_ATTRIBUTE_IS_MANAGED)
-    N(CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
-    N(CU_POINTER_ATTRIBUTE_RANGE_START_ADDR)
-    N(CU_POINTER_ATTRIBUTE_RANGE_SIZE)
-    N(CU_POINTER_ATTRIBUTE_MAPPED)
-    N(CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES)
-    N(CU_POINTER_ATTRIBUTE_ACCESS_FLAGS)
-    N(CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE)
-    default: return nullptr;
-  }
-}
+NAMES(CUpointer_attribute,
+      N(CU_POINTER_ATTRIBUTE_CONTEXT) N(CU_POINTER_ATTRIBUTE_MEMORY_TYPE) N(CU_POINTER_ATTRIBUTE_DEVICE_POINTER)
+      N(CU_POINTER_ATTRIBUTE_HOST_POINTER) N(CU_POINTER_ATTRIBUTE_IS_MANAGED) N(CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+      N(CU_POINTER_ATTRIBUTE_RANGE_START_ADDR) N(CU_POINTER_ATTRIBUTE_RANGE_SIZE) N(CU_POINTER_ATTRIBUTE_MAPPED)
+      N(CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES) N(CU_POINTER_ATTRIBUTE_ACCESS_FLAGS)
+      N(CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE))
 
-const char* enum_name(cudaMemcpyKind v) noexcept {
-  switch (v) {
-    N(cudaMemcpyHostToHost)
-    N(cudaMemcpyHostToDevice)
-    N(cudaMemcpyDeviceToHost)
-    N(cudaMemcpyDeviceToDevice)
-    N(cudaMemcpyDefault)
-    default: return nullptr;
-  }
-}
+NAMES(cudaMemcpyKind,
+      N(cudaMemcpyHostToHost) N(cudaMemcpyHostToDevice) N(cudaMemcpyDeviceToHost) N(cudaMemcpyDeviceToDevice)
+      N(cudaMemcpyDefault))
 
-const char* enum_name(cudaMemPoolAttr v) noexcept {
-  switch (v) {
-    N(cudaMemPoolReuseFollowEventDependencies)
-    N(cudaMemPoolReuseAllowOpportunistic)
-    N(cudaMemPoolReuseAllowInternalDependencies)
-    N(cudaMemPoolAttrReleaseThreshold)
-    N(cudaMemPoolAttrReservedMemCurrent)
-    N(cudaMemPoolAttrReservedMemHigh)
-    N(cudaMemPoolAttrUsedMemCurrent)
-    N(cudaMemPoolAttrUsedMemHigh)
-    default: return nullptr;
-  }
-}
+NAMES(cudaMemPoolAttr,
+      N(cudaMemPoolReuseFollowEventDependencies) N(cudaMemPoolReuseAllowOpportunistic)
+      N(cudaMemPoolReuseAllowInternalDependencies) N(cudaMemPoolAttrReleaseThreshold)
+      N(cudaMemPoolAttrReservedMemCurrent) N(cudaMemPoolAttrReservedMemHigh) N(cudaMemPoolAttrUsedMemCurrent)
+      N(cudaMemPoolAttrUsedMemHigh))
 
-const char* enum_name(cudaMemAllocationHandleType v) noexcept {
-  switch (v) {
-    N(cudaMemHandleTypeNone)
-    N(cudaMemHandleTypePosixFileDescriptor)
-    N(cudaMemHandleTypeWin32)
-    N(cudaMemHandleTypeWin32Kmt)
-    N(cudaMemHandleTypeFabric)
-    default: return nullptr;
-  }
-}
+NAMES(cudaMemAllocationHandleType,
+      N(cudaMemHandleTypeNone) N(cudaMemHandleTypePosixFileDescriptor) N(cudaMemHandleTypeWin32)
+      N(cudaMemHandleTypeWin32Kmt) N(cudaMemHandleTypeFabric))
 
-const char* enum_name(cudaMemLocationType v) noexcept {
-  switch (v) {
-    N(cudaMemLocationTypeInvalid)
-    N(cudaMemLocationTypeDevice)
-    N(cudaMemLocationTypeHost)
-    N(cudaMemLocationTypeHostNuma)
-    N(cudaMemLocationTypeHostNumaCurrent)
-    default: return nullptr;
-  }
-}
+NAMES(cudaMemLocationType,
+      N(cudaMemLocationTypeInvalid) N(cudaMemLocationTypeDevice) N(cudaMemLocationTypeHost)
+      N(cudaMemLocationTypeHostNuma) N(cudaMemLocationTypeHostNumaCurrent))
+
+#undef NAMES
 #undef N
 
 std::string handle_id(const char* kind, const void* h) {

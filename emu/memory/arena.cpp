@@ -12,6 +12,7 @@
 #include <mutex>
 #include <vector>
 
+#include "platform/free_ranges.hpp"
 #include "platform/memfd.hpp"
 #include "memory/backing.hpp"
 #include "memory/copy.hpp"
@@ -106,21 +107,7 @@ class Arena {
   }
 
   // Caller holds g.m.
-  void give_back(size_t off, size_t len) {
-    auto next = free_.lower_bound(off);
-    if (next != free_.end() && next->first == off + len) {
-      len += next->second;
-      next = free_.erase(next);
-    }
-    if (next != free_.begin()) {
-      auto prev = std::prev(next);
-      if (prev->first + prev->second == off) {
-        prev->second += len;
-        return;
-      }
-    }
-    free_[off] = len;
-  }
+  void give_back(size_t off, size_t len) { platform::give_back_range(free_, off, len); }
 
   // [off, off + len) is handed out: it is no longer warm spare memory. Caller holds g.m.
   void unwarm(size_t off, size_t len) {

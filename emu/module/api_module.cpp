@@ -32,6 +32,18 @@ Errc find_library(CUlibrary h, const char* api, std::shared_ptr<Library>& out) {
     return fail(Errc::invalid_handle, "{}: {} is not a loaded library", api, static_cast<void*>(h));
   return Errc::success;
 }
+// What every query of a module or library checks first, in the driver's order: the driver is
+// initialized, the output is not NULL, the handle is a loaded one.
+Errc module_query(const char* api, const void* out, const char* what, CUmodule h, std::shared_ptr<Module>& m) {
+  TRY(Driver::get().require_init(api));
+  TRY(need(out, api, what));
+  return find_module(h, api, m);
+}
+Errc library_query(const char* api, const void* out, const char* what, CUlibrary h, std::shared_ptr<Library>& l) {
+  TRY(Driver::get().require_init(api));
+  TRY(need(out, api, what));
+  return find_library(h, api, l);
+}
 Errc find_kernel(CUkernel h, const char* api, std::shared_ptr<Kernel>& out, std::shared_ptr<Library>* lib = nullptr) {
   out = module::kernels().find(h);
   std::shared_ptr<Library> l = out ? out->library.lock() : nullptr;
@@ -165,10 +177,8 @@ Errc cuModuleUnload(CUmodule h) noexcept {
 }
 Errc cuModuleGetFunction(CUfunction* pf, CUmodule h, const char* name) noexcept {
   const char* api = "cuModuleGetFunction";
-  TRY(Driver::get().require_init(api));
-  TRY(need(pf, api, "hfunc"));
   std::shared_ptr<Module> m;
-  TRY(find_module(h, api, m));
+  TRY(module_query(api, pf, "hfunc", h, m));
   TRY(need(name, api, "name"));
   if (!*name) return fail(Errc::invalid_value, "{}: the name is empty", api);
   const Function* f = m->function(name);
@@ -189,19 +199,15 @@ Errc cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule h, const ch
 }
 Errc cuModuleGetFunctionCount(unsigned int* count, CUmodule h) noexcept {
   const char* api = "cuModuleGetFunctionCount";
-  TRY(Driver::get().require_init(api));
-  TRY(need(count, api, "count"));
   std::shared_ptr<Module> m;
-  TRY(find_module(h, api, m));
+  TRY(module_query(api, count, "count", h, m));
   *count = static_cast<unsigned>(m->functions.size());
   return Errc::success;
 }
 Errc cuModuleEnumerateFunctions(CUfunction* fs, unsigned int n, CUmodule h) noexcept {
   const char* api = "cuModuleEnumerateFunctions";
-  TRY(Driver::get().require_init(api));
-  TRY(need(fs, api, "functions"));
   std::shared_ptr<Module> m;
-  TRY(find_module(h, api, m));
+  TRY(module_query(api, fs, "functions", h, m));
   // The first min(numFunctions, count) handles, the image's kernels in reverse (a cubin lists
   // them last one first; NVIDIA's driver gives a module's in source order); the rest of the
   // array is left as it is.
@@ -240,10 +246,8 @@ Errc cuLibraryUnload(CUlibrary h) noexcept {
 }
 Errc cuLibraryGetKernel(CUkernel* pk, CUlibrary h, const char* name) noexcept {
   const char* api = "cuLibraryGetKernel";
-  TRY(Driver::get().require_init(api));
-  TRY(need(pk, api, "pKernel"));
   std::shared_ptr<Library> lib;
-  TRY(find_library(h, api, lib));
+  TRY(library_query(api, pk, "pKernel", h, lib));
   TRY(need(name, api, "name"));
   TRY(lib->usable(api));
   const Kernel* k = lib->kernel(name);
@@ -253,19 +257,15 @@ Errc cuLibraryGetKernel(CUkernel* pk, CUlibrary h, const char* name) noexcept {
 }
 Errc cuLibraryGetKernelCount(unsigned int* count, CUlibrary h) noexcept {
   const char* api = "cuLibraryGetKernelCount";
-  TRY(Driver::get().require_init(api));
-  TRY(need(count, api, "count"));
   std::shared_ptr<Library> lib;
-  TRY(find_library(h, api, lib));
+  TRY(library_query(api, count, "count", h, lib));
   *count = static_cast<unsigned>(lib->kernels.size());
   return Errc::success;
 }
 Errc cuLibraryEnumerateKernels(CUkernel* ks, unsigned int n, CUlibrary h) noexcept {
   const char* api = "cuLibraryEnumerateKernels";
-  TRY(Driver::get().require_init(api));
-  TRY(need(ks, api, "kernels"));
   std::shared_ptr<Library> lib;
-  TRY(find_library(h, api, lib));
+  TRY(library_query(api, ks, "kernels", h, lib));
   // The first min(numKernels, count) handles in the image's order (a cubin's: last kernel of
   // the source first, as NVIDIA's driver lists a library's); the rest of the array is left.
   for (size_t i = 0; i < std::min<size_t>(n, lib->kernels.size()); ++i)
@@ -274,10 +274,8 @@ Errc cuLibraryEnumerateKernels(CUkernel* ks, unsigned int n, CUlibrary h) noexce
 }
 Errc cuLibraryGetModule(CUmodule* pm, CUlibrary h) noexcept {
   const char* api = "cuLibraryGetModule";
-  TRY(Driver::get().require_init(api));
-  TRY(need(pm, api, "pMod"));
   std::shared_ptr<Library> lib;
-  TRY(find_library(h, api, lib));
+  TRY(library_query(api, pm, "pMod", h, lib));
   TRY(lib->usable(api));
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));

@@ -209,46 +209,33 @@ Errc cudaArrayGetInfo(cudaChannelFormatDesc* desc, cudaExtent* extent, unsigned 
   if (flags) *flags = d.Flags;
   return Errc::success;
 }
-Errc cudaMemcpy2DToArray(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch, size_t width,
-                         size_t height, cudaMemcpyKind kind) noexcept {
-  return copy_2d_array(dst, wOffset, hOffset, true, src, spitch, width, height, kind, false, nullptr, false,
-                       "cudaMemcpy2DToArray");
-}
-Errc cudaMemcpy2DFromArray(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
-                           size_t width, size_t height, cudaMemcpyKind kind) noexcept {
-  return copy_2d_array(const_cast<cudaArray_t>(src), wOffset, hOffset, false, dst, dpitch, width, height, kind, false,
-                       nullptr, false, "cudaMemcpy2DFromArray");
-}
-Errc cudaMemcpy2DToArrayAsync(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
-                              size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t stream) noexcept {
-  return copy_2d_array(dst, wOffset, hOffset, true, src, spitch, width, height, kind, true, stream, false,
-                       "cudaMemcpy2DToArrayAsync");
-}
-Errc cudaMemcpy2DFromArrayAsync(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
-                                size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t stream) noexcept {
-  return copy_2d_array(const_cast<cudaArray_t>(src), wOffset, hOffset, false, dst, dpitch, width, height, kind, true,
-                       stream, false, "cudaMemcpy2DFromArrayAsync");
-}
-
-Errc cudaMemcpy2DToArray_ptds(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
-                              size_t width, size_t height, cudaMemcpyKind kind) noexcept {
-  return copy_2d_array(dst, wOffset, hOffset, true, src, spitch, width, height, kind, false, nullptr, true,
-                       "cudaMemcpy2DToArray");
-}
-Errc cudaMemcpy2DFromArray_ptds(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
-                                size_t width, size_t height, cudaMemcpyKind kind) noexcept {
-  return copy_2d_array(const_cast<cudaArray_t>(src), wOffset, hOffset, false, dst, dpitch, width, height, kind, false,
-                       nullptr, true, "cudaMemcpy2DFromArray");
-}
-Errc cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,
-                                   size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t stream) noexcept {
-  return copy_2d_array(dst, wOffset, hOffset, true, src, spitch, width, height, kind, true, stream, true,
-                       "cudaMemcpy2DToArrayAsync");
-}
-Errc cudaMemcpy2DFromArrayAsync_ptsz(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
-                                     size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t stream) noexcept {
-  return copy_2d_array(const_cast<cudaArray_t>(src), wOffset, hOffset, false, dst, dpitch, width, height, kind, true,
-                       stream, true, "cudaMemcpy2DFromArrayAsync");
-}
+// The four 2D copies to and from an array, once on the legacy default stream and once on the
+// per-thread one (_ptds / _ptsz): the same body, which tells them apart by PT.
+#define CUDA_SHIM_ARRAY_COPIES(SYNC, ASYNC, PT)                                                                      \
+  Errc cudaMemcpy2DToArray##SYNC(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src, size_t spitch,     \
+                                 size_t width, size_t height, cudaMemcpyKind kind) noexcept {                        \
+    return copy_2d_array(dst, wOffset, hOffset, true, src, spitch, width, height, kind, false, nullptr, PT,           \
+                         "cudaMemcpy2DToArray");                                                                     \
+  }                                                                                                                   \
+  Errc cudaMemcpy2DFromArray##SYNC(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,  \
+                                   size_t width, size_t height, cudaMemcpyKind kind) noexcept {                      \
+    return copy_2d_array(const_cast<cudaArray_t>(src), wOffset, hOffset, false, dst, dpitch, width, height, kind,     \
+                         false, nullptr, PT, "cudaMemcpy2DFromArray");                                               \
+  }                                                                                                                   \
+  Errc cudaMemcpy2DToArrayAsync##ASYNC(cudaArray_t dst, size_t wOffset, size_t hOffset, const void* src,             \
+                                       size_t spitch, size_t width, size_t height, cudaMemcpyKind kind,              \
+                                       cudaStream_t stream) noexcept {                                               \
+    return copy_2d_array(dst, wOffset, hOffset, true, src, spitch, width, height, kind, true, stream, PT,             \
+                         "cudaMemcpy2DToArrayAsync");                                                                \
+  }                                                                                                                   \
+  Errc cudaMemcpy2DFromArrayAsync##ASYNC(void* dst, size_t dpitch, cudaArray_const_t src, size_t wOffset,            \
+                                         size_t hOffset, size_t width, size_t height, cudaMemcpyKind kind,           \
+                                         cudaStream_t stream) noexcept {                                             \
+    return copy_2d_array(const_cast<cudaArray_t>(src), wOffset, hOffset, false, dst, dpitch, width, height, kind,     \
+                         true, stream, PT, "cudaMemcpy2DFromArrayAsync");                                            \
+  }
+CUDA_SHIM_ARRAY_COPIES(, , false)
+CUDA_SHIM_ARRAY_COPIES(_ptds, _ptsz, true)
+#undef CUDA_SHIM_ARRAY_COPIES
 
 }  // namespace cuda_shim::rtapi

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <new>
 
+#include "platform/free_ranges.hpp"
+
 namespace cuda_shim::vmm {
 namespace {
 
@@ -84,21 +86,7 @@ struct Heap {
     return true;
   }
 
-  void give(uintptr_t p, size_t len) {
-    auto next = free.lower_bound(p);
-    if (next != free.end() && next->first == p + len) {
-      len += next->second;
-      next = free.erase(next);
-    }
-    if (next != free.begin()) {
-      auto prev = std::prev(next);
-      if (prev->first + prev->second == p) {
-        prev->second += len;
-        return;
-      }
-    }
-    free.emplace(p, len);
-  }
+  void give(uintptr_t p, size_t len) { platform::give_back_range(free, p, len); }
 };
 
 Heap& heap(VaUse use) {
