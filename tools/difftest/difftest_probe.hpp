@@ -9,10 +9,11 @@
 struct ProbeCase {
   std::string name, where, known;  // known: why the emulator still differs (reported, not failed)
   std::vector<std::string> ops;
+  bool alone = false;  // runs after the others, by itself: it reads state other processes move
 };
 
-// A file: "case NAME" starts a case, "known WHY" marks it, other lines are its ops; "#" starts a
-// comment. Names are unique across every file given.
+// A file: "case NAME" starts a case, "known WHY" and "alone" mark it, other lines are its ops;
+// "#" starts a comment. Names are unique across every file given.
 static bool load_cases(const std::vector<std::string>& paths, std::vector<ProbeCase>& cases, std::string& err) {
   std::vector<std::string> files;
   for (auto& p : paths) {
@@ -36,11 +37,13 @@ static bool load_cases(const std::vector<std::string>& paths, std::vector<ProbeC
         bool ok = !name.empty() && name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_.-") == std::string::npos;
         if (!ok) { err = where + ": a case name is lower-case letters, digits, '_', '.', '-': " + name; return false; }
         if (!seen.insert(name).second) { err = where + ": case " + name + " is defined twice"; return false; }
-        cases.push_back({name, where, "", {}});
+        cases.push_back({name, where, "", {}, false});
       } else if (cases.empty() || cases.back().where.rfind(f + ":", 0) != 0) {
         err = where + ": an op before the file's first 'case' line"; return false;
       } else if (l.rfind("known ", 0) == 0) {
         cases.back().known = l.substr(6);
+      } else if (l == "alone") {
+        cases.back().alone = true;
       } else {
         cases.back().ops.push_back(l);
       }
@@ -83,7 +86,10 @@ static int cmd_probe(std::map<std::string, std::string>& m, const std::vector<st
   std::string lib = m.count("lib") ? m["lib"] : "system";
   std::vector<Recs> got(cases.size());
   auto t0 = Clock::now();
-  parallel(cases.size(), m.count("jobs") ? std::stoi(m["jobs"]) : 2, [&](size_t i) { got[i] = run_isolated(lib, cases[i].ops); });
+  std::vector<size_t> together, alone;
+  for (size_t i = 0; i < cases.size(); ++i) (cases[i].alone ? alone : together).push_back(i);
+  parallel(together.size(), m.count("jobs") ? std::stoi(m["jobs"]) : 2, [&](size_t k) { got[together[k]] = run_isolated(lib, cases[together[k]].ops); });
+  for (size_t i : alone) got[i] = run_isolated(lib, cases[i].ops);
   if (m.count("out")) {
     std::ofstream o(m["out"]);
     int drv = 0;
