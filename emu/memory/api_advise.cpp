@@ -1,7 +1,7 @@
 // Driver entries: advice, prefetch and range queries on managed memory (cuMemAdvise,
 // cuMemPrefetchAsync, cuMemRangeGetAttribute(s)), CUDA 13 forms (CUmemLocation) and the older
 // CUdevice forms as converters. Rules marked "measured" were observed on NVIDIA's driver
-// 580.159.04 (H200, CUDA 13.0; tools/probe/probe_managed.cpp and its output beside it).
+// 580.159.04 (H200, CUDA 13.0; the probe cases tests/probe/cases/managed*.cases).
 //  - Advice and the last prefetch location are per page (memory/advice.hpp). They change
 //    nothing else here: the emulator has one copy of managed memory, so read duplication,
 //    preferred locations and mappings only come back through cuMemRangeGetAttribute.

@@ -1,6 +1,6 @@
 // Driver entries: managed memory and its stream association. Rules marked "measured" were
-// observed on NVIDIA's driver 580.159.04 (H200, CUDA 13.0; tools/probe/probe_managed.cpp and its
-// output beside it). Where the real driver crashes (attach flags 0, destroyed or garbage
+// observed on NVIDIA's driver 580.159.04 (H200, CUDA 13.0; the probe cases
+// tests/probe/cases/managed*.cases). Where the real driver crashes (attach flags 0, destroyed or garbage
 // streams) the documented error answers instead.
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // Driver entries: memory pools and the stream-ordered allocator. Every rule below was
-// measured on NVIDIA's driver 580 (H200 x2; tools/probe/probe_pools.cpp); where the real
+// measured on NVIDIA's driver 580 (H200 x2; the probe cases tests/probe/cases/pool*.cases); where the real
 // driver crashes (garbage handles, NULL attribute values, maxSize = SIZE_MAX hangs) the
 // emulator answers with the documented error code instead.
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Memory pools and the stream-ordered allocator, shaped after what NVIDIA's driver does
-// (measured on H200s, driver 580; tools/probe/probe_pools.cpp):
+// (measured on H200s, driver 580; the probe cases tests/probe/cases/pool*.cases):
 //  - A pool owns one contiguous virtual range of `capacity` bytes (maxSize rounded up to
 //    32 MiB; the device's total memory by default). Allocations are 512-byte granular and
 //    placed first-fit at the lowest address that the allocating stream may reuse.
