@@ -1,7 +1,7 @@
 // Driver entries: external memory and semaphores (CUDA's "external resource interoperability").
 // What an importable fd is lives in exporters.cpp; the objects in external.hpp. Rules marked
-// "measured" were observed on NVIDIA's driver 580.159.04 (H200, CUDA 13.0; the probe is
-// the probe cases tests/probe/cases/external*.cases).
+// "measured" were observed on NVIDIA's driver 580.159.04 (H200, CUDA 13.0; the probe
+// cases tests/probe/cases/external*.cases).
 #include <fcntl.h>
 #include <unistd.h>
 
