@@ -87,7 +87,14 @@ inline bool ops_pool(Exec& e, Rec& r) {
   auto pool = [&](size_t k) { return e.h<CUmemoryPool>(k); };
   auto strm = [&](size_t k) { return e.h<CUstream>(k); };
   auto U = [](auto v) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(v)); };
-  auto is = [&](uint64_t v) { if (e.rc == 0) r.ks("is", e.nh(v)); };
+  // is: the OLDEST slot holding the answer (a default looked up first keeps its name when later
+  // answers equal it), else Exec::nh's name.
+  auto is = [&](uint64_t v) {
+    if (e.rc != 0) return;
+    for (auto& n : e.order)
+      if (!e.slots[n].ptr && v && e.slots[n].v == v) { r.ks("is", n); return; }
+    r.ks("is", e.nh(v));
+  };
   auto pooled = [&](size_t k) { if (e.rc == 0) e.slots[e.a(k)].pooled = true; };
   auto attr = [&](CUmemoryPool p, int at, uint64_t& v) {
     v = 0; auto f = DT_FN(e, cuMemPoolGetAttribute);
@@ -233,6 +240,14 @@ inline bool ops_pool(Exec& e, Rec& r) {
     auto ty = static_cast<CUmemAllocationType>(value(e, e.a(4)));
     if (e.a(2) == "def") DT_CALL(e, r, cuMemGetDefaultMemPool, nullout(1) ? nullptr : &q, e.a(3) == "null" ? nullptr : &l, ty);
     else DT_CALL(e, r, cuMemGetMemPool, nullout(1) ? nullptr : &q, e.a(3) == "null" ? nullptr : &l, ty);
+    is(U(q)); e.out(r, e.rc, "out", U(q), 0, false, 1);
+    return true;
+  }
+  // dev_pool P def|cur DEV: cuDeviceGetDefaultMemPool / cuDeviceGetMemPool, named as mem_pool.
+  if (op == "dev_pool") {
+    CUmemoryPool q = Exec::sent<CUmemoryPool>(); auto d = static_cast<CUdevice>(value(e, e.a(3)));
+    if (e.a(2) == "def") DT_CALL(e, r, cuDeviceGetDefaultMemPool, nullout(1) ? nullptr : &q, d);
+    else DT_CALL(e, r, cuDeviceGetMemPool, nullout(1) ? nullptr : &q, d);
     is(U(q)); e.out(r, e.rc, "out", U(q), 0, false, 1);
     return true;
   }
