@@ -1,5 +1,5 @@
 // Device code for the module conformance test (test_module.cpp) and the module probe
-// (tools/probe/probe_module.cu, which #includes it so the runtime API sees the same kernels and
+// (tools/probe/module/runtime.cu, which #includes it so the runtime API sees the same kernels and
 // variables): tests/CMakeLists.txt and tools/probe/run_module_probe.sh build it with nvcc into a
 // fat binary, an sm_90 cubin, an sm_100 cubin and PTX.
 // Names (Itanium mangling) as the probe enumerates them:

@@ -2,7 +2,7 @@
 // cuLibrary*, cuKernel*, cuFunc*, cuLaunchKernel[Ex]. The images are module_kernels.cu built by
 // nvcc (tests/CMakeLists.txt): a fat binary (sm_90 code + compute_90 PTX), an sm_90 cubin, an
 // sm_100 cubin and PTX. Expected codes and outputs are those NVIDIA's driver gave on an H100
-// (driver 580, CUDA 13.0) and an H200: tools/probe/probe_module.cu, output in probe_module.h200.txt;
+// (driver 580, CUDA 13.0) and an H200: tools/probe/module/, output in probe_module.h200.txt;
 // tools/probe/run_module_probe.sh runs this test against the real driver too.
 // Launches that would run a kernel succeed on the real driver; the emulator runs no device
 // code and refuses them with CUDA_ERROR_NOT_SUPPORTED, after the same argument checks.
