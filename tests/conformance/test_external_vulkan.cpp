@@ -6,8 +6,9 @@
 // say so and pass there; they run on NVIDIA.
 // No Vulkan at all (no loader, no ICD): WARN and pass, unless CUDA_SHIM_REQUIRE_VULKAN=1
 // (CI sets it through CTest), which makes it a failure.
-// "measured": tools/probe/probe_extmem.h200.txt (H200, driver 580, NVIDIA's Vulkan ICD),
-// keys named in the comments.
+// "measured": the H200 run of the old tools/probe/probe_extmem.cpp (driver 580, NVIDIA's
+// Vulkan ICD; its vk.* keys, named in the comments, are in git history; the probe cases
+// tests/probe/cases/external*.cases cover the rest and leave Vulkan to this file).
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
