@@ -42,7 +42,7 @@ else
   on() { "$@"; }
 fi
 {
-  [ -n "$emu" ] && echo "$machine" || nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv
+  if [ -n "$emu" ]; then echo "$machine"; else nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv; fi
   "$nvcc" --version | tail -n 2
 } > "$log" 2>&1
 
