@@ -1,8 +1,10 @@
 // cuMemAllocAsync / cuMemAllocFromPoolAsync / cuMemFreeAsync and the runtime forms:
 // argument rules, what may be freed in stream order, and the interplay with cuMemFree.
+#include <string>
 #include <vector>
 
 #include "pool_common.hpp"
+#include "real_answers.hpp"
 
 TEST_CASE("cuMemAllocAsync of 0 bytes succeeds with a NULL pointer", "[mempool]") {
   conformance_primary_ctx();
@@ -18,20 +20,26 @@ TEST_CASE("cuMemAllocAsync of 0 bytes succeeds with a NULL pointer", "[mempool]"
 
 TEST_CASE("cuMemAllocAsync with a NULL dptr is CUDA_ERROR_INVALID_VALUE", "[mempool]") {
   conformance_primary_ctx();
-  CHECK_CU(cuMemAllocAsync(nullptr, 16, nullptr), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemAllocAsync(nullptr, 16, nullptr), REAL_CU("pool.conf.alloc.null_dptr"));
   CUmemoryPool def = nullptr;
   REQUIRE_CU(cuDeviceGetDefaultMemPool(&def, 0), CUDA_SUCCESS);
-  CHECK_CU(cuMemAllocFromPoolAsync(nullptr, 16, def, nullptr), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemAllocFromPoolAsync(nullptr, 16, def, nullptr), REAL_CU("pool.conf.alloc.pool_null_dptr"));
 }
 
 TEST_CASE("cuMemAllocAsync of more than the pool can hold is CUDA_ERROR_OUT_OF_MEMORY and clears dptr", "[mempool]") {
   conformance_primary_ctx();
   size_t total = 0;
   REQUIRE_CU(cuDeviceTotalMem(&total, 0), CUDA_SUCCESS);
-  for (size_t n : {total + 1, size_t(1) << 50, SIZE_MAX}) {
+  struct Row {
+    size_t n;
+    const char* probe;
+  };
+  for (Row row : {Row{total + 1, "pool.conf.alloc.too_big.dev_plus_1"}, Row{size_t(1) << 50, "pool.conf.alloc.too_big.2p50"},
+                  Row{SIZE_MAX, "pool.conf.alloc.too_big.max"}}) {
+    const size_t n = row.n;
     INFO(n << " bytes");
     CUdeviceptr d = 0x1234;
-    CHECK_CU(cuMemAllocAsync(&d, n, nullptr), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK_CU(cuMemAllocAsync(&d, n, nullptr), REAL_CU(row.probe));
     CHECK(d == 0);
   }
 }
@@ -39,7 +47,7 @@ TEST_CASE("cuMemAllocAsync of more than the pool can hold is CUDA_ERROR_OUT_OF_M
 TEST_CASE("cuMemAllocFromPoolAsync with a NULL pool is CUDA_ERROR_INVALID_VALUE", "[mempool]") {
   conformance_primary_ctx();
   CUdeviceptr d = 0;
-  CHECK_CU(cuMemAllocFromPoolAsync(&d, 16, nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemAllocFromPoolAsync(&d, 16, nullptr, nullptr), REAL_CU("pool.conf.alloc.null_pool"));
 }
 
 TEST_CASE("stream-ordered allocation on the NULL stream needs a current context", "[mempool]") {
@@ -53,9 +61,9 @@ TEST_CASE("stream-ordered allocation on the NULL stream needs a current context"
     f = cuMemAllocFromPoolAsync(&d, 16, def, nullptr);
     fr = cuMemFreeAsync(0x1000, nullptr);
   }).join();
-  CHECK_CU(a, CUDA_ERROR_INVALID_CONTEXT);
-  CHECK_CU(f, CUDA_ERROR_INVALID_CONTEXT);
-  CHECK_CU(fr, CUDA_ERROR_INVALID_CONTEXT);
+  CHECK_CU(a, REAL_CU("pool.conf.alloc.no_context.alloc"));
+  CHECK_CU(f, REAL_CU("pool.conf.alloc.no_context.alloc_pool"));
+  CHECK_CU(fr, REAL_CU("pool.conf.alloc.no_context.free"));
 }
 
 TEST_CASE("stream-ordered allocation works on the legacy and per-thread default streams", "[mempool]") {
@@ -90,14 +98,14 @@ TEST_CASE("cuMemFreeAsync of NULL succeeds", "[mempool]") {
 TEST_CASE("cuMemFreeAsync of pageable host memory is CUDA_ERROR_INVALID_VALUE", "[mempool]") {
   conformance_primary_ctx();
   std::vector<char> host(4096);
-  CHECK_CU(cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(host.data()), nullptr), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(host.data()), nullptr), REAL_CU("pool.conf.alloc.free.pageable"));
 }
 
 TEST_CASE("cuMemFreeAsync of pinned host memory is CUDA_ERROR_INVALID_VALUE", "[mempool]") {
   conformance_primary_ctx();
   void* pinned = nullptr;
   REQUIRE_CU(cuMemAllocHost(&pinned, 4096), CUDA_SUCCESS);
-  CHECK_CU(cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pinned), nullptr), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pinned), nullptr), REAL_CU("pool.conf.alloc.free.pinned"));
   CHECK_CU(cuMemFreeHost(pinned), CUDA_SUCCESS);  // still allocated
 }
 
@@ -107,14 +115,14 @@ TEST_CASE("cuMemFreeAsync frees cuMemAlloc memory too", "[mempool]") {
   REQUIRE_CU(cuMemAlloc(&d, 4096), CUDA_SUCCESS);
   CHECK_CU(cuMemFreeAsync(d, nullptr), CUDA_SUCCESS);
   CHECK_CU(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
-  CHECK_CU(cuMemFree(d), CUDA_ERROR_INVALID_VALUE);  // already freed
+  CHECK_CU(cuMemFree(d), REAL_CU("pool.conf.alloc.free.mem_free_after_free_async"));  // already freed
 }
 
 TEST_CASE("cuMemFreeAsync of an interior pointer is CUDA_ERROR_INVALID_VALUE", "[mempool]") {
   conformance_primary_ctx();
   CUdeviceptr d = 0;
   REQUIRE_CU(cuMemAllocAsync(&d, 4096, nullptr), CUDA_SUCCESS);
-  CHECK_CU(cuMemFreeAsync(d + 256, nullptr), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemFreeAsync(d + 256, nullptr), REAL_CU("pool.conf.alloc.free.interior"));
   CHECK_CU(cuMemFreeAsync(d, nullptr), CUDA_SUCCESS);
 }
 
@@ -124,9 +132,9 @@ TEST_CASE("cuMemFreeAsync twice is CUDA_ERROR_INVALID_VALUE, before and after sy
   CUdeviceptr d = 0;
   REQUIRE_CU(cuMemAllocAsync(&d, 4096, s), CUDA_SUCCESS);
   CHECK_CU(cuMemFreeAsync(d, s), CUDA_SUCCESS);
-  CHECK_CU(cuMemFreeAsync(d, s), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemFreeAsync(d, s), REAL_CU("pool.conf.alloc.free.twice"));
   REQUIRE_CU(cuStreamSynchronize(s), CUDA_SUCCESS);
-  CHECK_CU(cuMemFreeAsync(d, s), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemFreeAsync(d, s), REAL_CU("pool.conf.alloc.free.twice_after_sync"));
 }
 
 TEST_CASE("an allocation may be freed on another stream than the one that allocated it", "[mempool]") {
@@ -135,7 +143,7 @@ TEST_CASE("an allocation may be freed on another stream than the one that alloca
   CUdeviceptr d = 0;
   REQUIRE_CU(cuMemAllocAsync(&d, 4096, a), CUDA_SUCCESS);
   CHECK_CU(cuMemFreeAsync(d, b), CUDA_SUCCESS);
-  CHECK_CU(cuMemFreeAsync(d, a), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemFreeAsync(d, a), REAL_CU("pool.conf.alloc.free.twice_other_stream"));
 }
 
 TEST_CASE("cuMemFree frees a stream-ordered allocation but UsedMemCurrent keeps counting it", "[mempool]") {
@@ -147,10 +155,10 @@ TEST_CASE("cuMemFree frees a stream-ordered allocation but UsedMemCurrent keeps 
   CHECK_CU(cuMemFree(d), CUDA_SUCCESS);
   CHECK(used(pool) == 4096);  // measured: a quirk of the driver
   CHECK(reserved(pool) == 0);  // while the memory itself is released
-  CHECK_CU(cuMemFree(d), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemFreeAsync(d, nullptr), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemFree(d), REAL_CU("pool.conf.alloc.mem_free.twice"));
+  CHECK_CU(cuMemFreeAsync(d, nullptr), REAL_CU("pool.conf.alloc.mem_free.then_free_async"));
   unsigned t = 0;
-  CHECK_CU(cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuPointerGetAttribute(&t, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d), REAL_CU("pool.conf.alloc.mem_free.then_ptr_attr"));
 }
 
 TEST_CASE("cuMemFreeHost of pool memory is CUDA_ERROR_INVALID_VALUE", "[mempool]") {
@@ -158,11 +166,12 @@ TEST_CASE("cuMemFreeHost of pool memory is CUDA_ERROR_INVALID_VALUE", "[mempool]
   ScopedPool dev(pool_props());
   ScopedPool host(pool_props(CU_MEM_LOCATION_TYPE_HOST, 0));
   for (CUmemoryPool p : {dev.pool, host.pool}) {
+    const std::string kind = p == dev.pool ? "device_pool" : "host_pool";
     CUdeviceptr d = 0;
     REQUIRE_CU(cuMemAllocFromPoolAsync(&d, 4096, p, nullptr), CUDA_SUCCESS);
     REQUIRE_CU(cuStreamSynchronize(nullptr), CUDA_SUCCESS);
-    CHECK_CU(cuMemFreeHost(reinterpret_cast<void*>(d)), CUDA_ERROR_INVALID_VALUE);
-    CHECK_RT(cudaFreeHost(reinterpret_cast<void*>(d)), cudaErrorInvalidValue);
+    CHECK_CU(cuMemFreeHost(reinterpret_cast<void*>(d)), REAL_CU("pool.conf.alloc.free_host." + kind));
+    CHECK_RT(cudaFreeHost(reinterpret_cast<void*>(d)), REAL_RT("pool.conf.alloc.rt_free_host." + kind));
     CHECK_CU(cuMemFreeAsync(d, nullptr), CUDA_SUCCESS);
   }
 }
@@ -190,20 +199,20 @@ TEST_CASE("runtime: cudaMallocAsync / cudaFreeAsync", "[mempool][runtime]") {
   void* p = reinterpret_cast<void*>(0x1234);
   CHECK_RT(cudaMallocAsync(&p, 0, nullptr), cudaSuccess);
   CHECK(p == nullptr);
-  CHECK_RT(cudaMallocAsync(nullptr, 16, nullptr), cudaErrorInvalidValue);
-  CHECK_RT(cudaMallocAsync(&p, size_t(1) << 50, nullptr), cudaErrorMemoryAllocation);
+  CHECK_RT(cudaMallocAsync(nullptr, 16, nullptr), REAL_RT("pool.conf.alloc.rt.malloc.null_out"));
+  CHECK_RT(cudaMallocAsync(&p, size_t(1) << 50, nullptr), REAL_RT("pool.conf.alloc.rt.malloc.too_big"));
   CHECK(p == nullptr);
-  CHECK_RT(cudaGetLastError(), cudaErrorMemoryAllocation);
+  CHECK_RT(cudaGetLastError(), REAL_RT("pool.conf.alloc.rt.malloc.last_error"));
   CHECK_RT(cudaFreeAsync(nullptr, nullptr), cudaSuccess);
   std::vector<char> host(64);
-  CHECK_RT(cudaFreeAsync(host.data(), nullptr), cudaErrorInvalidValue);
-  CHECK_RT(cudaMallocFromPoolAsync(&p, 16, nullptr, nullptr), cudaErrorInvalidValue);
+  CHECK_RT(cudaFreeAsync(host.data(), nullptr), REAL_RT("pool.conf.alloc.rt.free.pageable"));
+  CHECK_RT(cudaMallocFromPoolAsync(&p, 16, nullptr, nullptr), REAL_RT("pool.conf.alloc.rt.malloc_pool.null_pool"));
   REQUIRE_RT(cudaMallocAsync(&p, 100, cudaStreamPerThread), cudaSuccess);
   CHECK_RT(cudaFreeAsync(p, cudaStreamPerThread), cudaSuccess);
   REQUIRE_RT(cudaMallocAsync(&p, 4096, nullptr), cudaSuccess);
   CHECK_RT(cudaFree(p), cudaSuccess);  // cudaFree takes stream-ordered memory too
   CHECK_RT(cudaStreamSynchronize(cudaStreamPerThread), cudaSuccess);
-  CHECK_RT(cudaGetLastError(), cudaErrorInvalidValue);
+  CHECK_RT(cudaGetLastError(), REAL_RT("pool.conf.alloc.rt.free.last_error"));
   CHECK_RT(cudaGetLastError(), cudaSuccess);
 }
 
@@ -218,17 +227,17 @@ TEST_CASE("runtime: a pool's maxSize refuses with cudaErrorMemoryAllocation", "[
   void* a = nullptr;
   void* b = reinterpret_cast<void*>(0x1234);
   CHECK_RT(cudaMallocFromPoolAsync(&a, 30 * kMiB, pool, nullptr), cudaSuccess);
-  CHECK_RT(cudaMallocFromPoolAsync(&b, 4 * kMiB, pool, nullptr), cudaErrorMemoryAllocation);
+  CHECK_RT(cudaMallocFromPoolAsync(&b, 4 * kMiB, pool, nullptr), REAL_RT("pool.conf.alloc.rt.max_size.refused"));
   CHECK(b == nullptr);
-  CHECK_RT(cudaGetLastError(), cudaErrorMemoryAllocation);
+  CHECK_RT(cudaGetLastError(), REAL_RT("pool.conf.alloc.rt.max_size.last_error"));
   CHECK_RT(cudaFreeAsync(a, nullptr), cudaSuccess);
   CHECK_RT(cudaStreamSynchronize(nullptr), cudaSuccess);
   CHECK_RT(cudaMemPoolDestroy(pool), cudaSuccess);
   props.location.type = cudaMemLocationTypeHostNumaCurrent;
-  CHECK_RT(cudaMemPoolCreate(&pool, &props), cudaErrorInvalidValue);
-  CHECK_RT(cudaMemPoolCreate(nullptr, &props), cudaErrorInvalidValue);
-  CHECK_RT(cudaMemPoolCreate(&pool, nullptr), cudaErrorInvalidValue);
-  CHECK_RT(cudaGetLastError(), cudaErrorInvalidValue);
+  CHECK_RT(cudaMemPoolCreate(&pool, &props), REAL_RT("pool.conf.alloc.rt.pool_create.numa_current"));
+  CHECK_RT(cudaMemPoolCreate(nullptr, &props), REAL_RT("pool.conf.alloc.rt.pool_create.null_pool"));
+  CHECK_RT(cudaMemPoolCreate(&pool, nullptr), REAL_RT("pool.conf.alloc.rt.pool_create.null_props"));
+  CHECK_RT(cudaGetLastError(), REAL_RT("pool.conf.alloc.rt.pool_create.last_error"));
 }
 
 TEST_CASE("runtime: cudaDeviceReset leaves pools and their allocations alone", "[mempool][runtime]") {

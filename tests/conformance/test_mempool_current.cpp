@@ -1,6 +1,7 @@
 // Default and current pools: cuDeviceGet/SetMemPool, cuDeviceGetDefaultMemPool and the
 // CUDA 13 location forms cuMemGetDefaultMemPool / cuMemGetMemPool / cuMemSetMemPool.
 #include "pool_common.hpp"
+#include "real_answers.hpp"
 
 namespace {
 CUmemoryPool device_default(int dev = 0) {
@@ -87,8 +88,8 @@ TEST_CASE("cuDeviceSetMemPool accepts only pools that hold that device's memory"
   conformance_primary_ctx();
   ScopedPool host(pool_props(CU_MEM_LOCATION_TYPE_HOST, 0));
   ScopedPool numa(pool_props(CU_MEM_LOCATION_TYPE_HOST_NUMA, 0));
-  CHECK_CU(cuDeviceSetMemPool(0, host), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuDeviceSetMemPool(0, numa), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuDeviceSetMemPool(0, host), REAL_CU("pool.conf.current.dev_set.host_pool"));
+  CHECK_CU(cuDeviceSetMemPool(0, numa), REAL_CU("pool.conf.current.dev_set.numa_pool"));
   CHECK(device_current() == device_default());
 }
 
@@ -113,31 +114,31 @@ TEST_CASE("cuDeviceSetMemPool with a managed pool of the device sets its current
 
 TEST_CASE("cuDeviceSetMemPool with an invalid device is CUDA_ERROR_INVALID_VALUE", "[mempool]") {
   conformance_primary_ctx();
-  CHECK_CU(cuDeviceSetMemPool(99, device_default()), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuDeviceSetMemPool(99, device_default()), REAL_CU("pool.conf.current.dev_set.device_99"));
 }
 
 TEST_CASE("cuDeviceSetMemPool with a NULL pool is CUDA_ERROR_INVALID_VALUE", "[mempool]") {
   conformance_primary_ctx();
-  CHECK_CU(cuDeviceSetMemPool(0, nullptr), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuDeviceSetMemPool(0, nullptr), REAL_CU("pool.conf.current.dev_set.null_pool"));
 }
 
 TEST_CASE("cuDeviceGetDefaultMemPool with an invalid device is CUDA_ERROR_INVALID_DEVICE", "[mempool]") {
   conformance_primary_ctx();
   CUmemoryPool p = nullptr;
-  CHECK_CU(cuDeviceGetDefaultMemPool(&p, -1), CUDA_ERROR_INVALID_DEVICE);
-  CHECK_CU(cuDeviceGetDefaultMemPool(&p, 99), CUDA_ERROR_INVALID_DEVICE);
+  CHECK_CU(cuDeviceGetDefaultMemPool(&p, -1), REAL_CU("pool.conf.current.dev_default.device_neg"));
+  CHECK_CU(cuDeviceGetDefaultMemPool(&p, 99), REAL_CU("pool.conf.current.dev_default.device_99"));
 }
 
 TEST_CASE("cuDeviceGetDefaultMemPool with NULL output is CUDA_ERROR_INVALID_VALUE", "[mempool]") {
   conformance_primary_ctx();
-  CHECK_CU(cuDeviceGetDefaultMemPool(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuDeviceGetDefaultMemPool(nullptr, 0), REAL_CU("pool.conf.current.dev_default.null_out"));
 }
 
 TEST_CASE("cuDeviceGetMemPool with an invalid device is CUDA_ERROR_INVALID_VALUE", "[mempool]") {
   conformance_primary_ctx();
   CUmemoryPool p = nullptr;
-  CHECK_CU(cuDeviceGetMemPool(&p, 99), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuDeviceGetMemPool(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuDeviceGetMemPool(&p, 99), REAL_CU("pool.conf.current.dev_get.device_99"));
+  CHECK_CU(cuDeviceGetMemPool(nullptr, 0), REAL_CU("pool.conf.current.dev_get.null_out"));
 }
 
 TEST_CASE("default pools per location and allocation type", "[mempool]") {
@@ -179,16 +180,16 @@ TEST_CASE("cuMemGetDefaultMemPool rejects locations that have no pool", "[mempoo
   };
   const Row rows[] = {
       {"HOST_NUMA_CURRENT", {CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, 0}, CU_MEM_ALLOCATION_TYPE_PINNED,
-       CUDA_ERROR_NOT_SUPPORTED},
+       REAL_CU("pool.conf.current.get_default.numa_current")},
       {"location type 9", {static_cast<CUmemLocationType>(9), 0}, CU_MEM_ALLOCATION_TYPE_PINNED,
-       CUDA_ERROR_NOT_SUPPORTED},
-      {"device 99", {CU_MEM_LOCATION_TYPE_DEVICE, 99}, CU_MEM_ALLOCATION_TYPE_PINNED, CUDA_ERROR_INVALID_VALUE},
-      {"host NUMA 5", {CU_MEM_LOCATION_TYPE_HOST_NUMA, 5}, CU_MEM_ALLOCATION_TYPE_PINNED, CUDA_ERROR_INVALID_VALUE},
-      {"no location, pinned", {CU_MEM_LOCATION_TYPE_NONE, 0}, CU_MEM_ALLOCATION_TYPE_PINNED, CUDA_ERROR_INVALID_VALUE},
+       REAL_CU("pool.conf.current.get_default.location_type_9")},
+      {"device 99", {CU_MEM_LOCATION_TYPE_DEVICE, 99}, CU_MEM_ALLOCATION_TYPE_PINNED, REAL_CU("pool.conf.current.get_default.device_99")},
+      {"host NUMA 5", {CU_MEM_LOCATION_TYPE_HOST_NUMA, 5}, CU_MEM_ALLOCATION_TYPE_PINNED, REAL_CU("pool.conf.current.get_default.numa_5")},
+      {"no location, pinned", {CU_MEM_LOCATION_TYPE_NONE, 0}, CU_MEM_ALLOCATION_TYPE_PINNED, REAL_CU("pool.conf.current.get_default.none_pinned")},
       {"allocation type INVALID", {CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ALLOCATION_TYPE_INVALID,
-       CUDA_ERROR_INVALID_VALUE},
+       REAL_CU("pool.conf.current.get_default.type_invalid")},
       {"allocation type 3", {CU_MEM_LOCATION_TYPE_DEVICE, 0}, static_cast<CUmemAllocationType>(3),
-       CUDA_ERROR_INVALID_VALUE},
+       REAL_CU("pool.conf.current.get_default.type_3")},
   };
   for (const Row& r : rows) {
     INFO(r.name);
@@ -196,10 +197,10 @@ TEST_CASE("cuMemGetDefaultMemPool rejects locations that have no pool", "[mempoo
     CHECK_CU(cuMemGetDefaultMemPool(&p, &l, r.type), r.expected);
   }
   CUmemLocation l{CU_MEM_LOCATION_TYPE_DEVICE, 0};
-  CHECK_CU(cuMemGetDefaultMemPool(nullptr, &l, CU_MEM_ALLOCATION_TYPE_PINNED), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemGetDefaultMemPool(&p, nullptr, CU_MEM_ALLOCATION_TYPE_PINNED), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemGetDefaultMemPool(nullptr, &l, CU_MEM_ALLOCATION_TYPE_PINNED), REAL_CU("pool.conf.current.get_default.null_out"));
+  CHECK_CU(cuMemGetDefaultMemPool(&p, nullptr, CU_MEM_ALLOCATION_TYPE_PINNED), REAL_CU("pool.conf.current.get_default.null_location"));
   CUmemLocation none{CU_MEM_LOCATION_TYPE_NONE, 0};
-  CHECK_CU(cuMemGetMemPool(&p, &none, CU_MEM_ALLOCATION_TYPE_PINNED), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemGetMemPool(&p, &none, CU_MEM_ALLOCATION_TYPE_PINNED), REAL_CU("pool.conf.current.get.none_pinned"));
   CHECK_CU(cuMemGetMemPool(&p, &none, CU_MEM_ALLOCATION_TYPE_MANAGED), CUDA_SUCCESS);
 }
 
@@ -211,14 +212,14 @@ TEST_CASE("cuMemSetMemPool needs a pool of exactly that location and allocation 
   ScopedPool managed(pool_props(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ALLOCATION_TYPE_MANAGED));
   CUmemLocation h{CU_MEM_LOCATION_TYPE_HOST, 0}, n{CU_MEM_LOCATION_TYPE_HOST_NUMA, 0};
   CUmemLocation d{CU_MEM_LOCATION_TYPE_DEVICE, 0}, none{CU_MEM_LOCATION_TYPE_NONE, 0};
-  CHECK_CU(cuMemSetMemPool(&h, CU_MEM_ALLOCATION_TYPE_PINNED, dev), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemSetMemPool(&h, CU_MEM_ALLOCATION_TYPE_MANAGED, host), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemSetMemPool(&n, CU_MEM_ALLOCATION_TYPE_PINNED, host), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemSetMemPool(&d, CU_MEM_ALLOCATION_TYPE_PINNED, host), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemSetMemPool(&d, CU_MEM_ALLOCATION_TYPE_PINNED, managed), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemSetMemPool(&none, CU_MEM_ALLOCATION_TYPE_MANAGED, managed), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemSetMemPool(nullptr, CU_MEM_ALLOCATION_TYPE_PINNED, dev), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemSetMemPool(&d, CU_MEM_ALLOCATION_TYPE_PINNED, nullptr), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemSetMemPool(&h, CU_MEM_ALLOCATION_TYPE_PINNED, dev), REAL_CU("pool.conf.current.set.host_pinned_device_pool"));
+  CHECK_CU(cuMemSetMemPool(&h, CU_MEM_ALLOCATION_TYPE_MANAGED, host), REAL_CU("pool.conf.current.set.host_managed_host_pool"));
+  CHECK_CU(cuMemSetMemPool(&n, CU_MEM_ALLOCATION_TYPE_PINNED, host), REAL_CU("pool.conf.current.set.numa_pinned_host_pool"));
+  CHECK_CU(cuMemSetMemPool(&d, CU_MEM_ALLOCATION_TYPE_PINNED, host), REAL_CU("pool.conf.current.set.device_pinned_host_pool"));
+  CHECK_CU(cuMemSetMemPool(&d, CU_MEM_ALLOCATION_TYPE_PINNED, managed), REAL_CU("pool.conf.current.set.device_pinned_managed_pool"));
+  CHECK_CU(cuMemSetMemPool(&none, CU_MEM_ALLOCATION_TYPE_MANAGED, managed), REAL_CU("pool.conf.current.set.none_managed_managed_pool"));
+  CHECK_CU(cuMemSetMemPool(nullptr, CU_MEM_ALLOCATION_TYPE_PINNED, dev), REAL_CU("pool.conf.current.set.null_location"));
+  CHECK_CU(cuMemSetMemPool(&d, CU_MEM_ALLOCATION_TYPE_PINNED, nullptr), REAL_CU("pool.conf.current.set.null_pool"));
 
   CHECK_CU(cuMemSetMemPool(&h, CU_MEM_ALLOCATION_TYPE_PINNED, host), CUDA_SUCCESS);
   CHECK(location_current(CU_MEM_LOCATION_TYPE_HOST, 0, CU_MEM_ALLOCATION_TYPE_PINNED) == host);
@@ -278,6 +279,7 @@ TEST_CASE("the second device's pools: local only, and usable from any device's s
   }
   ScopedPool p1(pool_props(CU_MEM_LOCATION_TYPE_DEVICE, 1));
   ScopedPool p0(pool_props(CU_MEM_LOCATION_TYPE_DEVICE, 0));
+  // Literal codes: these need a second device, and the recorded machine has one.
   CHECK_CU(cuDeviceSetMemPool(0, p1), CUDA_ERROR_INVALID_VALUE);
   CHECK_CU(cuDeviceSetMemPool(1, p0), CUDA_ERROR_INVALID_VALUE);
   CHECK(device_default(1) != device_default(0));
@@ -312,21 +314,21 @@ TEST_CASE("runtime: default and current pools", "[mempool][runtime]") {
   REQUIRE_RT(cudaDeviceGetMemPool(&cur, 0), cudaSuccess);
   CHECK(def == cur);
   CHECK(reinterpret_cast<CUmemoryPool>(def) == device_default());
-  CHECK_RT(cudaDeviceGetDefaultMemPool(&def, 99), cudaErrorInvalidDevice);
-  CHECK_RT(cudaDeviceGetDefaultMemPool(&def, -1), cudaErrorInvalidDevice);
-  CHECK_RT(cudaDeviceGetDefaultMemPool(nullptr, 0), cudaErrorInvalidValue);
-  CHECK_RT(cudaDeviceGetMemPool(&cur, 99), cudaErrorInvalidValue);
-  CHECK_RT(cudaDeviceGetMemPool(nullptr, 0), cudaErrorInvalidValue);
-  CHECK_RT(cudaDeviceSetMemPool(0, nullptr), cudaErrorInvalidValue);
-  CHECK_RT(cudaDeviceSetMemPool(99, def), cudaErrorInvalidValue);
-  CHECK_RT(cudaMemPoolDestroy(def), cudaErrorInvalidValue);
-  CHECK_RT(cudaMemPoolDestroy(nullptr), cudaErrorInvalidValue);
-  CHECK_RT(cudaGetLastError(), cudaErrorInvalidValue);
+  CHECK_RT(cudaDeviceGetDefaultMemPool(&def, 99), REAL_RT("pool.conf.current.rt.dev_default.device_99"));
+  CHECK_RT(cudaDeviceGetDefaultMemPool(&def, -1), REAL_RT("pool.conf.current.rt.dev_default.device_neg"));
+  CHECK_RT(cudaDeviceGetDefaultMemPool(nullptr, 0), REAL_RT("pool.conf.current.rt.dev_default.null_out"));
+  CHECK_RT(cudaDeviceGetMemPool(&cur, 99), REAL_RT("pool.conf.current.rt.dev_get.device_99"));
+  CHECK_RT(cudaDeviceGetMemPool(nullptr, 0), REAL_RT("pool.conf.current.rt.dev_get.null_out"));
+  CHECK_RT(cudaDeviceSetMemPool(0, nullptr), REAL_RT("pool.conf.current.rt.dev_set.null_pool"));
+  CHECK_RT(cudaDeviceSetMemPool(99, def), REAL_RT("pool.conf.current.rt.dev_set.device_99"));
+  CHECK_RT(cudaMemPoolDestroy(def), REAL_RT("pool.conf.current.rt.destroy.default_pool"));
+  CHECK_RT(cudaMemPoolDestroy(nullptr), REAL_RT("pool.conf.current.rt.destroy.null"));
+  CHECK_RT(cudaGetLastError(), REAL_RT("pool.conf.current.rt.last_error"));
   cudaMemLocation host{cudaMemLocationTypeHost, 0};
   cudaMemPool_t hp = nullptr;
   CHECK_RT(cudaMemGetDefaultMemPool(&hp, &host, cudaMemAllocationTypePinned), cudaSuccess);
-  CHECK_RT(cudaDeviceSetMemPool(0, hp), cudaErrorInvalidValue);
+  CHECK_RT(cudaDeviceSetMemPool(0, hp), REAL_RT("pool.conf.current.rt.dev_set.host_pool"));
   cudaMemLocation cur_numa{cudaMemLocationTypeHostNumaCurrent, 0};
-  CHECK_RT(cudaMemGetMemPool(&hp, &cur_numa, cudaMemAllocationTypePinned), cudaErrorNotSupported);
-  CHECK_RT(cudaGetLastError(), cudaErrorNotSupported);
+  CHECK_RT(cudaMemGetMemPool(&hp, &cur_numa, cudaMemAllocationTypePinned), REAL_RT("pool.conf.current.rt.get.numa_current"));
+  CHECK_RT(cudaGetLastError(), REAL_RT("pool.conf.current.rt.last_error_not_supported"));
 }
