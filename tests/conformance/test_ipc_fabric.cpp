@@ -2,6 +2,9 @@
 // decide who may export and import them. A real machine without an IMEX channel refuses
 // fabric exports with CUDA_ERROR_NOT_PERMITTED; the emulator grants a channel through
 // CUDA_SHIM_IMEX_CHANNEL=<n>, and processes on one channel form one IMEX domain.
+// Every code here depends on the machine's IMEX set-up (a channel or none, the daemon), which the
+// recorded probe run (tests/probe/recorded, a machine without channels) does not vary: they stay
+// literals, measured on driver 580 without a channel or (emulator) the emulator's documented ones.
 #include <signal.h>
 #include <unistd.h>
 

@@ -1,7 +1,8 @@
 // Memory of one device shared with a process whose current device is another: a pool of
 // device 1 imported, and a legacy IPC handle of device 1's memory opened, by a child working on
 // device 0. Measured on two H100s (driver 580, CUDA 13.0); the emulator runs this with two
-// devices and eight. With one device the case says so and checks nothing.
+// devices and eight. With one device the case says so and checks nothing. Its codes stay
+// literals: they are answers between two devices, which the recorded probe run (one GPU) cannot ask.
 #include <unistd.h>
 
 #include <cstring>
