@@ -2,6 +2,7 @@
 // per pool location; and what access means for copies between devices. Sections that
 // need a second device run when there is one (the emulator's test gives it two).
 #include "pool_common.hpp"
+#include "real_answers.hpp"
 
 namespace {
 CUmemAccessDesc desc(CUmemLocationType t, int id, int flags) {
@@ -33,31 +34,31 @@ TEST_CASE("a device pool: its device has read-write access, the host none", "[me
   CHECK(access_of(p, CU_MEM_LOCATION_TYPE_HOST, 0) == CU_MEM_ACCESS_FLAGS_PROT_NONE);
   CHECK(access_of(p, CU_MEM_LOCATION_TYPE_HOST_NUMA, 0) == CU_MEM_ACCESS_FLAGS_PROT_NONE);
   CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE)), CUDA_SUCCESS);
-  CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ACCESS_FLAGS_PROT_NONE)), CUDA_ERROR_INVALID_DEVICE);
+  CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ACCESS_FLAGS_PROT_NONE)), REAL_CU("pool.conf.access.device_pool.own_none"));
   CHECK(access_of(p, CU_MEM_LOCATION_TYPE_DEVICE, 0) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
-  CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ACCESS_FLAGS_PROT_READ)), CUDA_ERROR_NOT_SUPPORTED);
-  CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_HOST, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE)), CUDA_ERROR_NOT_SUPPORTED);
+  CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ACCESS_FLAGS_PROT_READ)), REAL_CU("pool.conf.access.device_pool.own_read"));
+  CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_HOST, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE)), REAL_CU("pool.conf.access.device_pool.host_rw"));
   CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_HOST_NUMA, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE)),
-           CUDA_ERROR_NOT_SUPPORTED);
+           REAL_CU("pool.conf.access.device_pool.numa_rw"));
   CHECK(access_of(p, CU_MEM_LOCATION_TYPE_HOST, 0) == CU_MEM_ACCESS_FLAGS_PROT_NONE);
 }
 
 TEST_CASE("cuMemPoolSetAccess with bad descriptors", "[mempool][access]") {
   conformance_primary_ctx();
   ScopedPool p(pool_props());
-  CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_DEVICE, 0, 2)), CUDA_ERROR_INVALID_VALUE);  // flags 2: no such flags
-  CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_DEVICE, 0, 7)), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_DEVICE, 99, CU_MEM_ACCESS_FLAGS_PROT_READWRITE)), CUDA_ERROR_INVALID_DEVICE);
+  CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_DEVICE, 0, 2)), REAL_CU("pool.conf.access.set.flags_2"));  // flags 2: no such flags
+  CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_DEVICE, 0, 7)), REAL_CU("pool.conf.access.set.flags_7"));
+  CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_DEVICE, 99, CU_MEM_ACCESS_FLAGS_PROT_READWRITE)), REAL_CU("pool.conf.access.set.device_99"));
   CHECK_CU(set(p, desc(static_cast<CUmemLocationType>(9), 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE)),
-           CUDA_ERROR_NOT_SUPPORTED);
-  CHECK_CU(cuMemPoolSetAccess(p, nullptr, 0), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemPoolSetAccess(p, nullptr, 1), CUDA_ERROR_INVALID_VALUE);
+           REAL_CU("pool.conf.access.set.location_type_9"));
+  CHECK_CU(cuMemPoolSetAccess(p, nullptr, 0), REAL_CU("pool.conf.access.set.null_descs_0"));
+  CHECK_CU(cuMemPoolSetAccess(p, nullptr, 1), REAL_CU("pool.conf.access.set.null_descs_1"));
   CUmemAccessDesc d = desc(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
-  CHECK_CU(cuMemPoolSetAccess(nullptr, &d, 1), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemPoolSetAccess(nullptr, &d, 1), REAL_CU("pool.conf.access.set.null_pool"));
   CUmemAccessDesc two[2] = {d, d};
   CHECK_CU(cuMemPoolSetAccess(p, two, 2), CUDA_SUCCESS);
   two[1] = desc(CU_MEM_LOCATION_TYPE_DEVICE, 99, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
-  CHECK_CU(cuMemPoolSetAccess(p, two, 2), CUDA_ERROR_INVALID_DEVICE);
+  CHECK_CU(cuMemPoolSetAccess(p, two, 2), REAL_CU("pool.conf.access.set.two_second_device_99"));
   CUmemoryPool def = nullptr;
   REQUIRE_CU(cuDeviceGetDefaultMemPool(&def, 0), CUDA_SUCCESS);
   CHECK_CU(set(def, d), CUDA_SUCCESS);
@@ -67,17 +68,17 @@ TEST_CASE("cuMemPoolGetAccess with bad arguments", "[mempool][access]") {
   conformance_primary_ctx();
   ScopedPool p(pool_props());
   int f = 0;
-  CHECK_CU(get(p, CU_MEM_LOCATION_TYPE_DEVICE, 99, f), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(get(p, CU_MEM_LOCATION_TYPE_DEVICE, 99, f), REAL_CU("pool.conf.access.get.device_99"));
   CHECK(f == 77);  // untouched
-  CHECK_CU(get(p, CU_MEM_LOCATION_TYPE_DEVICE, -1, f), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(get(p, CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, 0, f), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(get(p, CU_MEM_LOCATION_TYPE_NONE, 0, f), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(get(p, static_cast<CUmemLocationType>(9), 0, f), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(get(p, CU_MEM_LOCATION_TYPE_DEVICE, -1, f), REAL_CU("pool.conf.access.get.device_neg"));
+  CHECK_CU(get(p, CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, 0, f), REAL_CU("pool.conf.access.get.numa_current"));
+  CHECK_CU(get(p, CU_MEM_LOCATION_TYPE_NONE, 0, f), REAL_CU("pool.conf.access.get.none"));
+  CHECK_CU(get(p, static_cast<CUmemLocationType>(9), 0, f), REAL_CU("pool.conf.access.get.location_type_9"));
   CUmemLocation l{CU_MEM_LOCATION_TYPE_DEVICE, 0};
   CUmemAccess_flags flags;
-  CHECK_CU(cuMemPoolGetAccess(nullptr, p, &l), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemPoolGetAccess(&flags, p, nullptr), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemPoolGetAccess(&flags, nullptr, &l), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemPoolGetAccess(nullptr, p, &l), REAL_CU("pool.conf.access.get.null_flags"));
+  CHECK_CU(cuMemPoolGetAccess(&flags, p, nullptr), REAL_CU("pool.conf.access.get.null_location"));
+  CHECK_CU(cuMemPoolGetAccess(&flags, nullptr, &l), REAL_CU("pool.conf.access.get.null_pool"));
 }
 
 TEST_CASE("host and host-NUMA pools: the host has access; devices are granted it", "[mempool][access]") {
@@ -92,7 +93,8 @@ TEST_CASE("host and host-NUMA pools: the host has access; devices are granted it
     CHECK(access_of(p, CU_MEM_LOCATION_TYPE_DEVICE, 0) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_ACCESS_FLAGS_PROT_NONE)), CUDA_SUCCESS);
     CHECK(access_of(p, CU_MEM_LOCATION_TYPE_DEVICE, 0) == CU_MEM_ACCESS_FLAGS_PROT_NONE);
-    CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_HOST, 0, CU_MEM_ACCESS_FLAGS_PROT_NONE)), CUDA_ERROR_NOT_SUPPORTED);
+    CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_HOST, 0, CU_MEM_ACCESS_FLAGS_PROT_NONE)),
+             REAL_CU(t == CU_MEM_LOCATION_TYPE_HOST ? "pool.conf.access.host_pool.host_none" : "pool.conf.access.numa_pool.host_none"));
     CHECK_CU(set(p, desc(CU_MEM_LOCATION_TYPE_HOST, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE)), CUDA_SUCCESS);
   }
 }
@@ -114,15 +116,15 @@ TEST_CASE("runtime: cudaMemPoolSetAccess / GetAccess", "[mempool][access][runtim
   CHECK_RT(cudaMemPoolGetAccess(&f, def, &l), cudaSuccess);
   CHECK(f == cudaMemAccessFlagsProtReadWrite);
   l.id = 99;
-  CHECK_RT(cudaMemPoolGetAccess(&f, def, &l), cudaErrorInvalidValue);
+  CHECK_RT(cudaMemPoolGetAccess(&f, def, &l), REAL_RT("pool.conf.access.rt.get.device_99"));
   cudaMemAccessDesc d{};
   d.location = {cudaMemLocationTypeDevice, 99};
   d.flags = cudaMemAccessFlagsProtReadWrite;
-  CHECK_RT(cudaMemPoolSetAccess(def, &d, 1), cudaErrorInvalidDevice);
+  CHECK_RT(cudaMemPoolSetAccess(def, &d, 1), REAL_RT("pool.conf.access.rt.set.device_99"));
   d.location = {cudaMemLocationTypeDevice, 0};
   d.flags = cudaMemAccessFlagsProtNone;
-  CHECK_RT(cudaMemPoolSetAccess(def, &d, 1), cudaErrorInvalidDevice);
-  CHECK_RT(cudaGetLastError(), cudaErrorInvalidDevice);
+  CHECK_RT(cudaMemPoolSetAccess(def, &d, 1), REAL_RT("pool.conf.access.rt.set.own_none"));
+  CHECK_RT(cudaGetLastError(), REAL_RT("pool.conf.access.rt.last_error"));
 }
 
 TEST_CASE("peer access: another device reaches a pool's memory only once granted", "[mempool][access][multi-gpu]") {
@@ -146,6 +148,7 @@ TEST_CASE("peer access: another device reaches a pool's memory only once granted
   REQUIRE_CU(cuCtxSetCurrent(c1), CUDA_SUCCESS);
   CUdeviceptr y = 0;
   REQUIRE_CU(cuMemAlloc(&y, 4096), CUDA_SUCCESS);
+  // Literal codes in this test: they need a second device, and the recorded machine has one.
   CHECK_CU(cuMemcpyDtoH(out, x, 16), CUDA_ERROR_INVALID_VALUE);
   CHECK_CU(cuMemcpyDtoD(y, x, 16), CUDA_ERROR_INVALID_VALUE);
   REQUIRE_CU(cuCtxSetCurrent(c0), CUDA_SUCCESS);

@@ -2,9 +2,11 @@
 // 512-byte sub-allocation, release at synchronization, the release threshold,
 // cuMemPoolTrimTo, and attribute get/set rules. Shared behaviour is checked for every
 // pool kind (TEMPLATE_TEST_CASE).
+#include <string>
 #include <vector>
 
 #include "pool_common.hpp"
+#include "real_answers.hpp"
 
 TEMPLATE_TEST_CASE("accounting: first allocation reserves a 32 MiB chunk; frees release it at synchronize",
                    "[mempool][accounting]", DevicePool, HostPool, HostNumaPool, ManagedPool, ManagedNoLocationPool) {
@@ -300,11 +302,11 @@ TEST_CASE("attributes: high-water marks can only be reset to 0; current values a
   cuuint64_t zero = 0, five = 5;
   CHECK_CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &zero), CUDA_SUCCESS);
   CHECK(pool_attr(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH) == 100);  // reset to the current value
-  CHECK_CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &five), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &five), REAL_CU("pool.conf.accounting.set.used_high_nonzero"));
   CHECK_CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &zero), CUDA_SUCCESS);
-  CHECK_CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &five), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &zero), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &zero), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &five), REAL_CU("pool.conf.accounting.set.reserved_high_nonzero"));
+  CHECK_CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &zero), REAL_CU("pool.conf.accounting.set.reserved_current"));
+  CHECK_CU(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &zero), REAL_CU("pool.conf.accounting.set.used_current"));
   CHECK_CU(cuMemFreeAsync(a, s), CUDA_SUCCESS);
 }
 
@@ -336,19 +338,20 @@ TEST_CASE("attributes: unknown attributes, NULL values and NULL pools are CUDA_E
   cuuint64_t v = 0;
   for (int a : {0, 9, 10, 100}) {
     INFO("attribute " << a);
-    CHECK_CU(cuMemPoolGetAttribute(pool, static_cast<CUmemPool_attribute>(a), &v), CUDA_ERROR_INVALID_VALUE);
-    CHECK_CU(cuMemPoolSetAttribute(pool, static_cast<CUmemPool_attribute>(a), &v), CUDA_ERROR_INVALID_VALUE);
+    const std::string n = std::to_string(a);
+    CHECK_CU(cuMemPoolGetAttribute(pool, static_cast<CUmemPool_attribute>(a), &v), REAL_CU("pool.conf.accounting.get.attr_" + n));
+    CHECK_CU(cuMemPoolSetAttribute(pool, static_cast<CUmemPool_attribute>(a), &v), REAL_CU("pool.conf.accounting.set.attr_" + n));
   }
-  CHECK_CU(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, nullptr), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemPoolGetAttribute(nullptr, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemPoolSetAttribute(nullptr, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v), CUDA_ERROR_INVALID_VALUE);
-  CHECK_CU(cuMemPoolTrimTo(nullptr, 0), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, nullptr), REAL_CU("pool.conf.accounting.get.null_value"));
+  CHECK_CU(cuMemPoolGetAttribute(nullptr, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &v), REAL_CU("pool.conf.accounting.get.null_pool"));
+  CHECK_CU(cuMemPoolSetAttribute(nullptr, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v), REAL_CU("pool.conf.accounting.set.null_pool"));
+  CHECK_CU(cuMemPoolTrimTo(nullptr, 0), REAL_CU("pool.conf.accounting.trim.null_pool"));
   unsigned long long rv = 0, five = 5;
   CHECK_RT(cudaMemPoolGetAttribute(reinterpret_cast<cudaMemPool_t>(pool.pool), cudaMemPoolAttrUsedMemHigh, &rv),
            cudaSuccess);
   CHECK_RT(cudaMemPoolSetAttribute(reinterpret_cast<cudaMemPool_t>(pool.pool), cudaMemPoolAttrUsedMemHigh, &five),
-           cudaErrorInvalidValue);
-  CHECK_RT(cudaMemPoolGetAttribute(nullptr, cudaMemPoolAttrUsedMemHigh, &rv), cudaErrorInvalidValue);
-  CHECK_RT(cudaMemPoolTrimTo(nullptr, 0), cudaErrorInvalidValue);
-  CHECK_RT(cudaGetLastError(), cudaErrorInvalidValue);
+           REAL_RT("pool.conf.accounting.rt.set.used_high_nonzero"));
+  CHECK_RT(cudaMemPoolGetAttribute(nullptr, cudaMemPoolAttrUsedMemHigh, &rv), REAL_RT("pool.conf.accounting.rt.get.null_pool"));
+  CHECK_RT(cudaMemPoolTrimTo(nullptr, 0), REAL_RT("pool.conf.accounting.rt.trim.null_pool"));
+  CHECK_RT(cudaGetLastError(), REAL_RT("pool.conf.accounting.rt.last_error"));
 }
