@@ -184,7 +184,8 @@ TEST_CASE("cuMemGetDefaultMemPool rejects locations that have no pool", "[mempoo
       {"location type 9", {static_cast<CUmemLocationType>(9), 0}, CU_MEM_ALLOCATION_TYPE_PINNED,
        REAL_CU("pool.conf.current.get_default.location_type_9")},
       {"device 99", {CU_MEM_LOCATION_TYPE_DEVICE, 99}, CU_MEM_ALLOCATION_TYPE_PINNED, REAL_CU("pool.conf.current.get_default.device_99")},
-      {"host NUMA 5", {CU_MEM_LOCATION_TYPE_HOST_NUMA, 5}, CU_MEM_ALLOCATION_TYPE_PINNED, REAL_CU("pool.conf.current.get_default.numa_5")},
+      // A literal: whether NUMA node 5 exists is the machine's (or the profile's), not a rule to record.
+      {"host NUMA 5", {CU_MEM_LOCATION_TYPE_HOST_NUMA, 5}, CU_MEM_ALLOCATION_TYPE_PINNED, CUDA_ERROR_INVALID_VALUE},
       {"no location, pinned", {CU_MEM_LOCATION_TYPE_NONE, 0}, CU_MEM_ALLOCATION_TYPE_PINNED, REAL_CU("pool.conf.current.get_default.none_pinned")},
       {"allocation type INVALID", {CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ALLOCATION_TYPE_INVALID,
        REAL_CU("pool.conf.current.get_default.type_invalid")},
