@@ -8,7 +8,10 @@
 #include <dlfcn.h>
 #include <time.h>
 
+#include <stdlib.h>
+
 #include <cstring>
+#include <string>
 
 #include "common.hpp"
 
@@ -188,3 +191,66 @@ struct LeVmm {
   LeVmm& operator=(const LeVmm&) = delete;
   void* ptr() const { return reinterpret_cast<void*>(va); }
 };
+
+// ---- helpers of the one-process tests (test_logical_endpoint.cpp, _bind.cpp, _fabric.cpp) ----
+inline cuuint64_t alignment_of(const CUlogicalEndpointProp& p) {
+  cuuint64_t a = 0, m = 0;
+  REQUIRE_CU(le().GetLimits(&a, &m, &p), CUDA_SUCCESS);
+  return a;
+}
+
+// Reserved ids, released at the end (after destroying whatever is still associated).
+struct Ids {
+  CUlogicalEndpointId base = 0;
+  unsigned n = 0;
+  explicit Ids(unsigned count) : n(count) { REQUIRE_CU(le().IdReserve(&base, count), CUDA_SUCCESS); }
+  ~Ids() {
+    for (unsigned i = 0; i < n; ++i) le().Destroy(base + i);
+    le().IdRelease(base, n);
+  }
+  CUlogicalEndpointId operator[](unsigned i) const { return base + i; }
+};
+
+inline void ready_or_fail(CUlogicalEndpointId id, unsigned n = 1) {
+  bool ready = false;
+  REQUIRE_CU(le_wait_ready(id, n, ready), CUDA_SUCCESS);
+  REQUIRE(ready);
+}
+
+// A created unicast endpoint of `size` on dev, seen ready.
+inline void make_unicast(CUlogicalEndpointId id, CUdevice dev, unsigned long long size, unsigned ipc = 0) {
+  auto p = le_unicast(dev, size, ipc);
+  REQUIRE_CU(le().Create(id, &p), CUDA_SUCCESS);
+  ready_or_fail(id);
+}
+
+#if !CUDA_SHIM_REAL_BACKEND
+// Sets an environment knob of the emulator for one scope.
+struct Env {
+  std::string name, old;
+  bool had;
+  Env(const char* n, const char* v) : name(n) {
+    const char* o = getenv(n);
+    had = o != nullptr;
+    if (had) old = o;
+    if (v)
+      setenv(n, v, 1);
+    else
+      unsetenv(n);
+  }
+  ~Env() {
+    if (had)
+      setenv(name.c_str(), old.c_str(), 1);
+    else
+      unsetenv(name.c_str());
+  }
+};
+
+inline std::string last_explanation() {
+  auto f = reinterpret_cast<size_t (*)(char*, size_t)>(dlsym(RTLD_DEFAULT, "cuShimGetLastExplanation"));
+  if (!f) return {};
+  char buf[1024] = {};
+  f(buf, sizeof buf);
+  return buf;
+}
+#endif

@@ -135,7 +135,8 @@ printf '[pytest]\ncuda_shim = true\ncuda_shim_devices = 2\n' >"$tmp/ini/pytest.i
 (cd "$tmp/ini" && "$py" -m pytest -q -p no:cacheprovider)
 
 step "cuda.core's memory tests through the plugin (tests/python, unchanged)"
-(cd "$src/tests/python" && "$py" -m pytest -q -p cuda_shim test_upstream_memory.py test_device_memory_resource.py)
+(cd "$src/tests/python" && "$py" -m pytest -q -p cuda_shim test_upstream_memory.py test_upstream_memory_pools.py \
+  test_device_memory_resource.py)
 
 echo
 echo "wheel test passed"

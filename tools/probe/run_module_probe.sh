@@ -8,9 +8,9 @@
 # sm_100 cubin, PTX) and the probe with the toolkit's nvcc ($CUDA_HOME, default /usr/local/cuda),
 # and write the same files into OUTDIR: probe_module.txt (the whole probe), probe_module.eager.txt
 # (CUDA_MODULE_LOADING=EAGER, the module/function/library sections) and build.log. On the GPU
-# machine it then builds tests/conformance/test_module.cpp against NVIDIA's driver
-# (CUDA_SHIM_BACKEND=real; Catch2's header from .gpu/catch2) and runs each of its test cases in a
-# process of its own (test_module.real.txt); with --emu it runs BUILD_DIR's conf_test_module the
+# machine it then builds tests/conformance/test_module*.cpp against NVIDIA's driver
+# (CUDA_SHIM_BACKEND=real; Catch2's header from .gpu/catch2) and runs each of their test cases in a
+# process of its own (test_module.real.txt); with --emu it runs BUILD_DIR's conf_test_module* the
 # same way, if built (test_module.emu.txt), and compares the probe's two files with the recorded
 # tools/probe/probe_module.h200.txt and probe_module.eager.h200.txt (comment lines left out):
 # the differing lines go to probe_module.diff and probe_module.eager.diff, a count to stdout.
@@ -66,12 +66,19 @@ export PROBE_ALARM=20 PROBE_SKIP=${PROBE_SKIP-fatbin_truncated,fatbin_header}
 CUDA_MODULE_LOADING=EAGER PROBE_ONLY='load$,lazylib,module,func,library' on timeout 100 $work/probe_module $work \
   > "$out/probe_module.eager.txt" 2>&1
 
-# Each test case of a Catch2 binary in a process of its own, then the whole binary.
-run_tests() {  # BINARY RESULT_FILE
-  local t=$1 res=$2
+# The module tests' binaries (tests/conformance/test_module*.cpp).
+mods="conf_test_module conf_test_module_library conf_test_module_launch"
+
+# Each test case of the Catch2 binaries in a process of its own, then each whole binary.
+run_tests() {  # RESULT_FILE BIN_DIR
+  local res=$1 t
   : > "$res"
+  for t in $mods; do run_binary "$2/$t" "$res"; done
+}
+run_binary() {  # BINARY RESULT_FILE
+  local t=$1 res=$2
   if [ ! -x "$t" ]; then
-    echo "no test binary" >> "$res"
+    echo "no test binary $t" >> "$res"
     return
   fi
   $t --list-test-names-only 2>/dev/null | grep -v '^$' | while IFS= read -r name; do
@@ -80,7 +87,7 @@ run_tests() {  # BINARY RESULT_FILE
     timeout 60 $t "$spec" >> "$res" 2>&1
     echo "=== rc=$? $name" >> "$res"
   done
-  echo "=== whole binary" >> "$res"
+  echo "=== whole binary $t" >> "$res"
   timeout 120 $t >> "$res" 2>&1
   echo "=== rc=$?" >> "$res"
 }
@@ -90,13 +97,13 @@ if [ -z "$emu" ]; then
   {
     cmake -S . -B $b -DCUDA_SHIM_BACKEND=real -DCATCH2_SINGLE_HEADER_DIR="$PWD/.gpu" -DCUDA_SHIM_BENCH=OFF \
       -DCUDA_SHIM_NVCC="$nvcc" -DNVIDIA_CUDA_ROOT="$cuda"
-    cmake --build $b --target conf_test_module -j 16
+    cmake --build $b --target $mods -j 16
   } >> "$log" 2>&1
-  run_tests $b/bin/conf_test_module "$out/test_module.real.txt"
+  run_tests "$out/test_module.real.txt" $b/bin
   exit 0
 fi
 
-run_tests "$emu/bin/conf_test_module" "$out/test_module.emu.txt"
+run_tests "$out/test_module.emu.txt" "$emu/bin"
 # The emulator's answers against the recorded driver's: lines only one side has, in order.
 status=0
 for f in probe_module probe_module.eager; do
