@@ -48,6 +48,13 @@ struct EventHandle {
   ipc::Token token;
 };
 static_assert(sizeof(MemHandle) <= sizeof(CUipcMemHandle) && sizeof(EventHandle) <= sizeof(CUipcEventHandle));
+// Where a memory handle's fields sit in its 64 bytes. Measured (probe cases ipc.mem.
+// peer_open_flipped_byte*): NVIDIA's driver ignores a flipped byte 0, 8 or 63 and refuses a
+// flipped byte 32: the handle sits at its end, so byte 32 is the record that names the memory
+// and nothing is read from the first bytes.
+constexpr size_t kMemHandleAt = sizeof(CUipcMemHandle) - sizeof(MemHandle);
+constexpr size_t kRecordAt = kMemHandleAt + offsetof(MemHandle, record);
+static_assert(kMemHandleAt > 8 && kRecordAt <= 32 && 32 < kRecordAt + sizeof(ipc::Token), "byte 32 is the record's");
 
 // This process's opened handles: opening one handle again returns the same mapping.
 struct Opened {
@@ -104,7 +111,7 @@ Errc cuIpcGetMemHandle(CUipcMemHandle* pHandle, CUdeviceptr dptr) noexcept {
     h.record = r->ipc_export;
   }
   std::memset(pHandle, 0, sizeof *pHandle);
-  std::memcpy(pHandle, &h, sizeof h);
+  std::memcpy(reinterpret_cast<char*>(pHandle) + kMemHandleAt, &h, sizeof h);
   return Errc::success;
 }
 
@@ -113,11 +120,12 @@ Errc cuIpcOpenMemHandle_v2(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned i
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
   TRY(need(pdptr, api, "pdptr"));
-  // Measured: 0 is refused too; the one flag there is must be given.
-  if (Flags != CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
-    return fail(Errc::invalid_value, "{}: Flags {:#x}: must be CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS (0x1)", api, Flags);
+  // Measured: 0 and 2 are refused, 3 is taken: the one flag there is must be among them.
+  if (!(Flags & CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS))
+    return fail(Errc::invalid_value, "{}: Flags {:#x}: must include CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS (0x1)", api,
+                Flags);
   MemHandle h;
-  std::memcpy(static_cast<void*>(&h), &handle, sizeof h);  // the handle bytes are a MemHandle/EventHandle
+  std::memcpy(static_cast<void*>(&h), reinterpret_cast<const char*>(&handle) + kMemHandleAt, sizeof h);
   ipc::Record rec;
   const bool ours = h.magic == kMemMagic && h.version == ipc::kLayoutVersion;
   auto exporter_gone = [&] {
@@ -192,10 +200,11 @@ Errc cuIpcCloseMemHandle(CUdeviceptr dptr) noexcept {
   auto& o = opened();
   std::lock_guard lk(o.m);
   RangePtr r = AddressSpace::get().find(dptr);
-  auto it = r && r->ipc_opened ? o.by_base.find(r->base) : o.by_base.end();
+  // Measured: an address inside the mapping is refused; only the base cuIpcOpenMemHandle gave.
+  auto it = r && r->ipc_opened && r->base == dptr ? o.by_base.find(r->base) : o.by_base.end();
   if (it == o.by_base.end())
-    return fail(Errc::invalid_value, "{}: {:#x} was not opened with cuIpcOpenMemHandle (or is closed already)", api,
-                dptr);
+    return fail(Errc::invalid_value, "{}: {:#x} is not an address cuIpcOpenMemHandle returned (an interior address, "
+                "never opened, or closed already)", api, dptr);
   if (--it->second.second > 0) return Errc::success;
   o.by_base.erase(it);
   AddressSpace::get().remove_base(r->base, [&](const mem::Range& x) { return &x == r.get(); });

@@ -124,12 +124,13 @@ Errc cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void* handle, CU
   const char* api = "cuMemPoolImportFromShareableHandle";
   TRY(Driver::get().require_init(api));
   TRY(need(pool_out, api, "pool_out"));
-  // Measured: a NULL handle (descriptor 0: the value is the pointer-sized handle) is refused with
-  // pool_out untouched; past that, pool_out is cleared first, so a later failure leaves NULL.
+  // Measured: a NULL handle (descriptor 0: the value is the pointer-sized handle) or nonzero
+  // flags are refused with pool_out untouched; past that, pool_out is cleared first, so a later
+  // failure leaves NULL.
   if (!handle && handleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
     return fail(Errc::invalid_value, "{}: handle is 0 (NULL); pass the exported descriptor's value", api);
-  *pool_out = nullptr;
   if (flags != 0) return fail(Errc::invalid_value, "{}: flags must be 0 (got {:#x})", api, flags);
+  *pool_out = nullptr;
   const unsigned ht = static_cast<unsigned>(handleType);
   Pool::Props props;
   uint64_t cap = 0;
@@ -196,10 +197,13 @@ Errc cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool, CUmemPoolPt
   const char* api = "cuMemPoolImportPointer";
   TRY(Driver::get().require_init(api));
   TRY(need(ptr_out, api, "ptr_out"));
-  *ptr_out = 0;  // measured: cleared first, so a failure leaves 0
+  // Measured: a NULL pool or NULL shareData leaves ptr_out untouched; past those it is cleared
+  // first, so a later failure leaves 0.
+  if (!pool) return fail(Errc::invalid_value, "{}: pool is NULL", api);
+  TRY(need(shareData, api, "shareData"));
+  *ptr_out = 0;
   mem::Pool* p = nullptr;
   TRY(pool_arg(pool, api, p));
-  TRY(need(shareData, api, "shareData"));
   if (!p->imported())
     return fail(Errc::invalid_value, "{}: {} is not an imported pool; import the exporter's pool with "
                 "cuMemPoolImportFromShareableHandle and import pointers into that", api, p->describe());

@@ -52,6 +52,7 @@ struct Range {
   char* host = nullptr;              // where the emulator reads/writes base
   unsigned flags = 0;                // CU_MEMHOSTALLOC_* / CU_MEMHOSTREGISTER_*
   uint64_t buffer_id = 0;            // CU_POINTER_ATTRIBUTE_BUFFER_ID (never reused)
+  uint64_t block_id = 0;             // MEMORY_BLOCK_ID where it is not buffer_id (managed memory)
   std::shared_ptr<Backing> backing;  // null for registered host memory
   std::shared_ptr<Pool> pool;        // Kind::pool: keeps the window mapped while in use
   std::shared_ptr<vmm::Mapping> vmm; // Kind::vmm: keeps the allocation alive while in use

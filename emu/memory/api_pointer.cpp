@@ -76,7 +76,9 @@ Errc get_one(void* data, CUpointer_attribute a, CUdeviceptr p, const RangePtr& r
                             : (r->size + mem::kAllocGranularity - 1) / mem::kAllocGranularity * mem::kAllocGranularity);
       return Errc::success;
     case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: put(data, reinterpret_cast<void*>(r->base)); return Errc::success;
-    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: put<unsigned long long>(data, r->buffer_id); return Errc::success;
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+      put<unsigned long long>(data, r->block_id ? r->block_id : r->buffer_id);
+      return Errc::success;
     case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: put_bool(data, dev); return Errc::success;
     case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return put_p2p(data, r->host_kind(), p, api);
     default:

@@ -255,11 +255,12 @@ Errc check_access_desc(const Pool& pool, const CUmemAccessDesc& d, size_t i, con
                 flags_name(f));
   const int lt = static_cast<int>(d.location.type);
   if (lt == CU_MEM_LOCATION_TYPE_DEVICE) {
-    if (d.location.id < 0 || d.location.id >= ndev())
-      return fail(Errc::invalid_device, "{}: map[{}].location.id {} is not a device ordinal", api, i, d.location.id);
+    // Measured (probe pool.access.set.dev1_read): read-only is refused before the ordinal is checked.
     if (f == CU_MEM_ACCESS_FLAGS_PROT_READ)
       return fail(Errc::not_supported, "{}: map[{}]: read-only access (CU_MEM_ACCESS_FLAGS_PROT_READ) to pool memory "
                   "is not supported; grant READWRITE or NONE", api, i);
+    if (d.location.id < 0 || d.location.id >= ndev())
+      return fail(Errc::invalid_device, "{}: map[{}].location.id {} is not a device ordinal", api, i, d.location.id);
     if (pool.device_located() && d.location.id == pool.props().loc_id && f == CU_MEM_ACCESS_FLAGS_PROT_NONE)
       return fail(Errc::invalid_device, "{}: map[{}]: device {} owns {}; its own access cannot be revoked", api, i,
                   d.location.id, pool.describe());

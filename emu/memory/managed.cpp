@@ -294,6 +294,7 @@ Errc alloc_managed(const std::shared_ptr<Context>& ctx, size_t bytes, unsigned f
   r->host = b->shadow();
   r->sync_memops.store(true);  // measured: managed memory reports SYNC_MEMOPS
   r->buffer_id = AddressSpace::get().next_buffer_id();
+  r->block_id = AddressSpace::get().next_buffer_id();  // measured: a managed block has an id of its own
   r->backing = std::move(b);
   r->managed = st;
   const CallInfo made = current_call();

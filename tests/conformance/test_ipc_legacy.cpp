@@ -367,16 +367,19 @@ TEST_CASE("cudaIpcOpenMemHandle: a handle replayed after its exporter exited", "
 }
 
 #if !CUDA_SHIM_REAL_BACKEND
-// The emulator's handle: magic and version (bytes 0-7), then the registry record's 128-bit random
-// token (bytes 8-23). Flipping any one of those bits must open nothing.
+// The emulator's handle sits at the end of the 64 bytes, where NVIDIA's driver reads its own (it
+// ignores a flipped byte 0 or 8 and refuses a flipped byte 32): magic and version (bytes 16-23),
+// then the registry record's 128-bit random token (bytes 24-39). Flipping any one of those bits
+// must open nothing.
 TEST_CASE("(emulator) a legacy IPC handle with any bit of its token flipped opens nothing", "[ipc][legacy][forgery]") {
   conformance_primary_ctx();
+  constexpr int kFirst = 16 * 8, kEnd = 40 * 8;
   void* d = nullptr;
   REQUIRE_RT(cudaMalloc(&d, 4096), cudaSuccess);
   cudaIpcMemHandle_t real;
   REQUIRE_RT(cudaIpcGetMemHandle(&real, d), cudaSuccess);
   std::vector<cudaIpcMemHandle_t> hs;
-  for (int bit = 0; bit < 24 * 8; ++bit) {
+  for (int bit = kFirst; bit < kEnd; ++bit) {
     cudaIpcMemHandle_t f = real;
     reinterpret_cast<unsigned char*>(&f)[bit / 8] ^= static_cast<unsigned char>(1u << (bit % 8));
     hs.push_back(f);
@@ -386,12 +389,12 @@ TEST_CASE("(emulator) a legacy IPC handle with any bit of its token flipped open
   REQUIRE(codes.size() == hs.size());
   int refused = 0;
   const cudaError_t forged = REAL_RT("ipc.conf.legacy.open_random");  // as bytes no driver wrote
-  for (int bit = 0; bit < 24 * 8; ++bit) {
+  for (int bit = kFirst; bit < kEnd; ++bit) {
     INFO("bit " << bit);
-    CHECK(codes[bit] == forged);
-    refused += codes[bit] == forged;
+    CHECK(codes[bit - kFirst] == forged);
+    refused += codes[bit - kFirst] == forged;
   }
-  CHECK(refused == 24 * 8);
+  CHECK(refused == kEnd - kFirst);
   CHECK(codes.back() == cudaSuccess);
   CHECK_RT(cudaFree(d), cudaSuccess);
 }

@@ -230,7 +230,7 @@ static std::map<std::string, std::string> parse_args(int argc, char** argv, int 
   std::map<std::string, std::string> m;
   for (int i = from; i < argc; ++i) {
     std::string s = argv[i];
-    if (s == "--list") m["list"] = "1";  // the one flag without a value
+    if (s == "--list" || s == "--resume") m[s.substr(2)] = "1";  // flags without a value
     else if (s.rfind("--", 0) == 0 && i + 1 < argc) m[s.substr(2)] = argv[++i];
     else pos.push_back(s);
   }

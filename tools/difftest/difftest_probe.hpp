@@ -86,10 +86,44 @@ static int cmd_probe(std::map<std::string, std::string>& m, const std::vector<st
   std::string lib = m.count("lib") ? m["lib"] : "system";
   std::vector<Recs> got(cases.size());
   auto t0 = Clock::now();
+  // --out FILE keeps each finished case in FILE.parts/ at once, so a run that is stopped (a time
+  // limit on a lent GPU) loses nothing: the next run with the same --out and --resume does only
+  // what is left.
+  std::string parts = m.count("out") ? m["out"] + ".parts" : "";
+  std::error_code ec;
+  if (!parts.empty() && !m.count("resume")) fs::remove_all(parts, ec);
+  if (!parts.empty()) fs::create_directories(parts);
+  double budget = m.count("seconds") ? std::stod(m["seconds"]) : 1e9;
+  int timeout_s = m.count("timeout") ? std::stoi(m["timeout"]) : 30;
   std::vector<size_t> together, alone;
-  for (size_t i = 0; i < cases.size(); ++i) (cases[i].alone ? alone : together).push_back(i);
-  parallel(together.size(), m.count("jobs") ? std::stoi(m["jobs"]) : 2, [&](size_t k) { got[together[k]] = run_isolated(lib, cases[together[k]].ops); });
-  for (size_t i : alone) got[i] = run_isolated(lib, cases[i].ops);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (!parts.empty() && fs::exists(parts + "/" + cases[i].name)) {
+      for (auto& l : lines_of(parts + "/" + cases[i].name)) got[i].push_back("{" + l.substr(l.find(',') + 1));
+      continue;
+    }
+    (cases[i].alone ? alone : together).push_back(i);
+  }
+  std::atomic<size_t> done{0};
+  size_t todo = together.size() + alone.size();
+  auto one = [&](size_t i) {
+    if (secs(t0) > budget) return;  // out of time: left for the next run
+    got[i] = run_isolated(lib, cases[i].ops, "-", timeout_s);
+    if (!parts.empty()) {
+      std::ofstream o(parts + "/" + cases[i].name + ".tmp");
+      for (auto& r : got[i]) o << "{\"case\":\"" << cases[i].name << "\"," << r.substr(1) << "\n";
+      o.close();
+      fs::rename(parts + "/" + cases[i].name + ".tmp", parts + "/" + cases[i].name);
+    }
+    if (size_t n = ++done; !parts.empty() && n % 250 == 0) fprintf(stderr, "probe: %zu of %zu cases, %.0f s\n", n, todo, secs(t0));
+  };
+  parallel(together.size(), m.count("jobs") ? std::stoi(m["jobs"]) : 2, [&](size_t k) { one(together[k]); });
+  for (size_t i : alone) one(i);
+  size_t missing = 0;
+  for (auto& r : got) missing += r.empty();
+  if (missing) {
+    fprintf(stderr, "probe: %zu cases not run in the time given; run again with the same --out and --resume to finish\n", missing);
+    return 3;
+  }
   if (m.count("out")) {
     std::ofstream o(m["out"]);
     int drv = 0;
