@@ -386,16 +386,17 @@ Errc cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocatio
   std::lock_guard lk(st().m);
   AllocationPtr a;
   TRY(handle_arg(handle, api, a));
-  // Measured (H100, difftest): an address outside every reservation (NULL) is INVALID_VALUE even
-  // with a bad offset, so the reservation is checked first.
-  Reservation* r = reservation_of(ptr, size);
-  if (!r)  // measured (H200): INVALID_VALUE; the H100 probe's NOT_SUPPORTED came from its size check
-    return fail(Errc::invalid_value, "{}: [{:#x}, +{:#x}) does not lie within one range reserved with "
-                "cuMemAddressReserve", api, ptr, size);
-  // Measured: NOT_SUPPORTED for a non-zero offset, and for any size other than the whole allocation.
+  // Measured: NULL is INVALID_VALUE even with a bad offset (difftest, H100); past it, a partial
+  // mapping is NOT_SUPPORTED before the range is looked up (probe vmm.map.unreserved, H200), and
+  // a whole one outside every reservation is INVALID_VALUE.
+  if (!ptr) return fail(Errc::invalid_value, "{}: ptr is NULL; map into a range from cuMemAddressReserve", api);
   if (offset != 0 || size != a->size)
     return fail(Errc::not_supported, "{}: offset {} and size {}: an allocation is mapped whole (offset 0, size {} for "
                 "{})", api, offset, size, a->size, a->describe());
+  Reservation* r = reservation_of(ptr, size);
+  if (!r)
+    return fail(Errc::invalid_value, "{}: [{:#x}, +{:#x}) does not lie within one range reserved with "
+                "cuMemAddressReserve", api, ptr, size);
   if (ptr % kGranularity != 0)  // measured
     return fail(Errc::invalid_value, "{}: ptr = {:#x} is not aligned to the allocation granularity ({} bytes)", api,
                 ptr, kGranularity);
