@@ -149,7 +149,10 @@ void encode(const Value& v, const Type& t, std::vector<uint8_t>& out) {
   } else if ((t.cls == 'h' || t.cls == 'g') && v.kind != Value::integer) {
     bits = t.cls == 'h' ? to_half(static_cast<float>(x)) : to_bf16(static_cast<float>(x));
   } else if (t.cls == 'i' && v.kind == Value::real) {
-    bits = static_cast<uint64_t>(static_cast<int64_t>(x));
+    // Saturated (NaN as 0): a literal past int64's range must not be undefined behaviour.
+    const double lim = 9223372036854775808.0;  // 2^63
+    const int64_t i = !(x == x) ? 0 : x >= lim ? INT64_MAX : x < -lim ? INT64_MIN : static_cast<int64_t>(x);
+    bits = static_cast<uint64_t>(i);
   }
   std::memcpy(b, &bits, 8);
   if (t.size == 16 && v.kind == Value::integer && static_cast<int64_t>(v.bits) < 0) std::memset(b + 8, 0xff, 8);

@@ -58,7 +58,8 @@ inline bool ops_vmm(Exec& e, Rec& r) {
     DT_CALL(e, r, cuMemAddressReserve, &p, e.num(2), e.num(3), hint, e.num(6));
     if (e.rc == 0) {
       if (hint) r.kv("hint", p == hint);
-      r.kv("al64m", p % (64ull << 20) == 0);
+      // Only where 64 MiB alignment was asked for is it a rule; elsewhere it is placement.
+      if (e.num(3) >= (64ull << 20)) r.kv("al64m", p % (64ull << 20) == 0);
     }
     e.out(r, e.rc, "out", p, e.num(2), true, 1);
   } else if (op == "v_map") {  // v_map V OFF SIZE H HOFF FLAGS
