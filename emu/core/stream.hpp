@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "core/errc.hpp"
-#include "core/spinlock.hpp"
+#include "core/biased_lock.hpp"
 
 namespace cuda_shim {
 
@@ -139,7 +139,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   int priority_;
   uint64_t id_;
   void* handle_ = nullptr;
-  SpinLock m_;  // held for a few instructions: the queue and the worker flag
+  BiasedLock m_;  // held for a few instructions: the queue and the worker flag
   std::optional<std::deque<Op>> queue_;  // made on first use: a deque allocates when built
   bool worker_active_ = false;
   std::atomic<uint64_t> submitted_{0};
@@ -229,7 +229,7 @@ class Event {
   unsigned flags_;
   std::shared_ptr<Context> ctx_;
   // Held for a few instructions; a re-record on the same stream copies no reference.
-  mutable SpinLock m_;
+  mutable BiasedLock m_;
   std::shared_ptr<Stream> stream_;  // null: never recorded
   uint64_t seq_ = 0;
   ClockPtr clock_;

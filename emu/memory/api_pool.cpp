@@ -205,6 +205,8 @@ Errc alloc_from_pool(CUdeviceptr* dptr, size_t bytes, CUmemoryPool pool, CUstrea
   return alloc_async(dptr, bytes, p, h, pt, api);
 }
 
+Errc free_async_other(CUdeviceptr dptr, const char* api);
+
 Errc free_async(CUdeviceptr dptr, CUstream h, bool pt, const char* api) {
   TRY(Driver::get().require_init(api));
   Stream* s = nullptr;
@@ -212,8 +214,13 @@ Errc free_async(CUdeviceptr dptr, CUstream h, bool pt, const char* api) {
   TRY(require_device_support(s->ctx()->ordinal(), CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, api,
                              "the stream-ordered allocator"));
   if (dptr == 0) return Errc::success;  // measured
-  if (const mem::Range* w = AddressSpace::get().find_cached(dptr); w && w->kind == Kind::pool)
+  if (const mem::Range* w = AddressSpace::get().find_cached(dptr); w && w->kind == Kind::pool) [[likely]]
     return w->pool->free_async(dptr, *s, api);
+  return free_async_other(dptr, api);
+}
+
+// Everything but a pool allocation, out of line: the pair's fast path keeps a small frame.
+[[gnu::noinline]] Errc free_async_other(CUdeviceptr dptr, const char* api) {
   RangePtr r = AddressSpace::get().find(dptr);
   if (r && (r->external || r->kind == Kind::managed))  // measured: NOT_SUPPORTED, and the memory stays
     return fail(Errc::not_supported, "{}: {:#x} is {}; free it with cuMemFree", api, dptr,

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "core/errc.hpp"
-#include "core/spinlock.hpp"
+#include "core/biased_lock.hpp"
 #include "platform/shareable.hpp"
 #include "memory/pool_attention.hpp"
 #include "memory/pool_backing.hpp"
@@ -213,7 +213,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   bool default_;
   uintptr_t handle_ = 0;
 
-  mutable SpinLock m_;
+  mutable BiasedLock m_;
   uint64_t next_buffer_ = 0;  // this pool's share of BUFFER_IDs
   // The virtual window [window_, window_ + window_size_) and its shadow.
   uintptr_t window_ = 0;

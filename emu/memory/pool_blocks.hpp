@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/spinlock.hpp"
+#include "core/biased_lock.hpp"
 #include "memory/pool.hpp"
 
 namespace cuda_shim::mem {
@@ -233,20 +233,16 @@ inline PoolBlock* t_find_run(PoolBlock* n, uintptr_t base, size_t r, uintptr_t f
 
 inline size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
-// The pool's lock on the allocation paths: the uncontended exchange inline, the spinning
-// SpinLock::lock only when another thread holds it.
+// The pool's lock on the allocation paths (the bias owner's plain stores inline).
 class Held {
  public:
-  explicit Held(SpinLock& m) : m_(m) {
-    if (!m_.try_lock()) [[unlikely]]
-      m_.lock();
-  }
+  explicit Held(BiasedLock& m) : m_(m) { m_.lock(); }
   ~Held() { m_.unlock(); }
   Held(const Held&) = delete;
   Held& operator=(const Held&) = delete;
 
  private:
-  SpinLock& m_;
+  BiasedLock& m_;
 };
 
 // CUDA_SHIM_CHECK_POOLS=1 re-derives every pool's books after each change (tests, fuzzing).
