@@ -14,9 +14,12 @@
 #include <benchmark/benchmark.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <dirent.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 namespace bench {
@@ -71,5 +74,26 @@ inline void bytes(benchmark::State& s, int64_t per_iteration) {
 
 // The BM_Host_* benchmark of the same binary this one is compared with.
 inline void baseline(benchmark::State& s, const char* name) { s.SetLabel(std::string("baseline=") + name); }
+
+// Descriptors this process holds.
+inline size_t open_fds() {
+  size_t n = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
+    ::closedir(d);
+    --n;  // the directory's own descriptor
+  }
+  return n;
+}
+
+// Resident bytes of this process.
+inline size_t rss_bytes() {
+  long pages = 0, resident = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return static_cast<size_t>(resident) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+}
 
 }  // namespace bench

@@ -118,25 +118,6 @@ void BM_Host_MmapCycle(benchmark::State& s) {
   bench::ops(s, 1);
 }
 
-size_t open_fds() {
-  size_t n = 0;
-  if (DIR* d = ::opendir("/proc/self/fd")) {
-    while (dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
-    ::closedir(d);
-    --n;  // the directory's own descriptor
-  }
-  return n;
-}
-
-size_t rss_bytes() {
-  long pages = 0, resident = 0;
-  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-    std::fclose(f);
-  }
-  return static_cast<size_t>(resident) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-}
-
 // n live handles at once, never mapped: what each costs in descriptors and resident memory.
 // Device memory while it fits the device, host-located memory beyond (the emulator's devices
 // are smaller than 100k x 2 MiB).
@@ -155,15 +136,15 @@ void BM_Emu_VmmLiveHandles(benchmark::State& s) {
   std::vector<CUmemGenericAllocationHandle> hs(n);
   double fds = 0, rss = 0;
   for (auto _ : s) {
-    const size_t fd0 = open_fds(), rss0 = rss_bytes();
+    const size_t fd0 = bench::open_fds(), rss0 = bench::rss_bytes();
     for (size_t i = 0; i < n; ++i)
       if (!bench::drv_ok(s, cuMemCreate(&hs[i], gran, &prop, 0), "cuMemCreate")) {
         for (size_t j = 0; j < i; ++j) cuMemRelease(hs[j]);
         return;
       }
     s.PauseTiming();
-    fds += static_cast<double>(open_fds()) - static_cast<double>(fd0);
-    rss += static_cast<double>(rss_bytes()) - static_cast<double>(rss0);
+    fds += static_cast<double>(bench::open_fds()) - static_cast<double>(fd0);
+    rss += static_cast<double>(bench::rss_bytes()) - static_cast<double>(rss0);
     s.ResumeTiming();
     for (size_t i = 0; i < n; ++i) cuMemRelease(hs[i]);
   }

@@ -51,8 +51,13 @@ uint64_t check_word(const ipc::Token& pool, uint64_t off, uint64_t size, uint64_
 
 Errc Pool::backing_fd(int& fd, uint64_t& offset, const char* api) {
   std::lock_guard lk(m_);
-  if (!window_)
-    if (Errc e = reserve_window(api); e != Errc::success) return e;
+  const bool exportable = props_.handle_types != 0 && !imported_;
+  if (!window_) {
+    if (Errc e = reserve_window(api, exportable); e != Errc::success) return e;
+  } else if (exportable && !owns_file()) {
+    // Past the budget of files (pool_backing.hpp): the export hands out a memfd of its own.
+    if (Errc e = move_to_own_file(api); e != Errc::success) return e;
+  }
   // A shared file's range handed out stays as it is when the pool goes (pool_backing.hpp).
   if (!owns_file()) span_kept_ = true;
   fd = span_.file->fd();
@@ -67,7 +72,7 @@ void Pool::mark_exported() {
 }
 
 Errc Pool::export_fd(int& fd, const char* api) {
-  if (!owns_file())  // callers check the handle types first
+  if (!imported_ && props_.handle_types == 0)  // callers check the handle types first
     return fail(Errc::invalid_value, "{}: {} was created without shareable handle types", api, describe());
   int own = -1;
   uint64_t offset = 0;
@@ -121,6 +126,7 @@ Errc Pool::attach_import(int fd, const ipc::Token& token, const char* api) {
     return fail(Errc::out_of_memory, "{}: out of memory importing {}", api, describe());
   Errc e = map_window(span, len, api);
   if (e != Errc::success) span.file->release();  // the caller still closes fd
+  else own_span_ = true;
   return e;
 }
 

@@ -15,6 +15,7 @@
 #include "core/driver.hpp"
 #include "core/stream.hpp"
 #include "memory/backing.hpp"
+#include "memory/pool_backing.hpp"
 #include "memory/strict.hpp"
 #include "platform/signal_msg.hpp"
 
@@ -186,6 +187,8 @@ void on_fault(int sig, siginfo_t* si, void* uc) {
   }
   // Strict mode's freed pool pages (strict_fault.cpp).
   if (strict::signal_mode() && strict::on_host_fault(a)) return;
+  // A pool moving into its own memfd (pool_migrate.cpp): the write runs again after the move.
+  if (pool_move_fault(a)) return;
   // Not managed memory: whoever handled SIGSEGV before us, or the default action.
   if ((g_old_segv.sa_flags & SA_SIGINFO) && g_old_segv.sa_sigaction) {
     g_old_segv.sa_sigaction(sig, si, uc);

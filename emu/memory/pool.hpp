@@ -175,7 +175,8 @@ class Pool : public std::enable_shared_from_this<Pool> {
  private:
   struct StreamEntry;
   // All private members are used with m_ held.
-  Errc reserve_window(const char* api);
+  // for_export: an exportable pool's window goes straight into its own memfd.
+  Errc reserve_window(const char* api, bool for_export = false);
   Errc alloc_slow(size_t bytes, Stream& s, const char* api, uintptr_t& out);
   PoolBlock* new_block();
   void drop_block(PoolBlock* b);
@@ -254,8 +255,15 @@ class Pool : public std::enable_shared_from_this<Pool> {
   std::atomic<bool> exported_{false};  // a shareable handle of the pool was handed out
   ImportTable imports_;  // importer: the allocations imported, by offset
   Errc map_window(PoolSpan span, size_t len, const char* api);
-  // Whether span_ is a memfd of the pool's own (exportable or imported) rather than a shared one.
-  bool owns_file() const { return imported_ || props_.handle_types != 0; }
+  // Whether span_ is a memfd of the pool's own (exported, exportable within the budget, or
+  // imported) rather than a range of a shared one (pool_backing.hpp).
+  bool owns_file() const { return own_span_; }
+  bool own_span_ = false;
+  bool own_counted_ = false;  // holds one of own_file_budget()'s files
+  // A memfd named for the pool, of the window's size (-1 with errno on failure).
+  int create_own_file(size_t len) const;
+  // An exportable pool in a shared range moves into a memfd of its own (pool_migrate.cpp).
+  Errc move_to_own_file(const char* api);
   Errc free_imported(uintptr_t p, const char* api, bool& retire);
   bool lookup_imported(uintptr_t p, PoolAlloc& out) const;
 };

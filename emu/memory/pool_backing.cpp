@@ -1,8 +1,11 @@
 #include "memory/pool_backing.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cerrno>
 #include <mutex>
 #include <new>
@@ -75,5 +78,28 @@ bool carve_pool_span(size_t len, PoolSpan& out) noexcept {
 void punch_pool_span(const PoolFile& f, uint64_t off, size_t len) noexcept {
   ::fallocate(f.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(off), static_cast<off_t>(len));
 }
+
+size_t own_file_budget() noexcept {
+  static const size_t budget = [] {
+    if (const char* e = std::getenv("CUDA_SHIM_POOL_OWN_FILES"); e && *e) return size_t(std::strtoull(e, nullptr, 10));
+    rlimit rl{};
+    const rlim_t soft = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : 4096 * 4;
+    return std::min<size_t>(size_t(soft) / 4, 4096);
+  }();
+  return budget;
+}
+
+namespace {
+std::atomic<size_t> g_own_files{0};
+}
+
+bool take_own_file() noexcept {
+  const size_t budget = own_file_budget();
+  for (size_t n = g_own_files.load(std::memory_order_relaxed); n < budget;)
+    if (g_own_files.compare_exchange_weak(n, n + 1, std::memory_order_relaxed)) return true;
+  return false;
+}
+
+void give_own_file() noexcept { g_own_files.fetch_sub(1, std::memory_order_relaxed); }
 
 }  // namespace cuda_shim::mem

@@ -1,10 +1,14 @@
 // Where a pool's window lives.
-//  - An exportable pool (handleTypes POSIX_FD or FABRIC) owns one memfd named for the pool
+//  - An exported pool (handleTypes POSIX_FD or FABRIC) owns one memfd named for the pool
 //    (platform/shareable.hpp): that descriptor is what an export hands out and what an importer maps.
 //  - Every other pool takes its window from a range of a large sparse memfd shared by this
 //    process's pools, so it costs no descriptor: a descriptor per pool stopped programs at
 //    about a thousand pools under the common `ulimit -n 1024` (and at the hard limit past
 //    that), where a GPU has no such limit.
+//  - An exportable pool not exported yet owns its memfd from the start while the process holds
+//    fewer such files than own_file_budget(); past that it starts in a shared range and moves
+//    into a memfd of its own at its first export (pool_migrate.cpp), so 25,000 exportable pools
+//    need no 25,000 descriptors.
 // Ranges of a shared file are handed out once and never again: a range given back has its
 // pages punched out (the memory returns to the system) and a new file starts when one is used
 // up, so a mapping made elsewhere from the file (a logical endpoint's binding holds one) can
@@ -49,5 +53,17 @@ bool carve_pool_span(size_t len, PoolSpan& out) noexcept;
 
 // Gives [off, off + len) of a file's pages back to the system (the range reads zeros after).
 void punch_pool_span(const PoolFile& f, uint64_t off, size_t len) noexcept;
+
+// Memfds that exportable pools own from the start: a quarter of the descriptor limit, at most
+// 4096 (CUDA_SHIM_POOL_OWN_FILES overrides; 0: every exportable pool starts shared).
+size_t own_file_budget() noexcept;
+// Takes one of them (false: the budget is spent); give_own_file returns it.
+bool take_own_file() noexcept;
+void give_own_file() noexcept;
+
+// The SIGSEGV handler's question (memory/managed.cpp): a write hit a pool's window while it
+// moves into its own memfd (read-only meanwhile). Waits for the move and answers true, so
+// the write runs again on the new memory; false for any other address. Async-signal-safe.
+bool pool_move_fault(uintptr_t addr) noexcept;
 
 }  // namespace cuda_shim::mem

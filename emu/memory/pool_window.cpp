@@ -86,30 +86,49 @@ Pool::~Pool() {
   if (span_.file && !owns_file() && !span_kept_)
     for (size_t c = 0; c < chunk_committed_.size(); ++c)
       if (chunk_committed_[c]) punch_pool_span(*span_.file, span_.offset + c * kPoolChunk, kPoolChunk);
+  if (own_counted_) give_own_file();
   for (auto& e : streams_) e->s.reset();
 }
 
-Errc Pool::reserve_window(const char* api) {
+int Pool::create_own_file(size_t len) const {
+  // The memfd is named for the pool, so an exported descriptor describes the pool by itself.
+  return ipc::create_object(ipc::ObjectKind::pool, token_,
+                            {uint64_t(props_.type), uint64_t(props_.loc_type), uint64_t(uint32_t(props_.loc_id)),
+                             props_.handle_types, capacity_},
+                            len);
+}
+
+Errc Pool::reserve_window(const char* api, bool for_export) {
   size_t len = static_cast<size_t>(std::min<uint64_t>(capacity_, window_cap()));
   PoolSpan span;
+  bool own = false, counted = false;
   if (props_.handle_types != 0) {
-    // The memfd is named for the pool, so an exported descriptor describes the pool by itself.
-    int fd = ipc::create_object(ipc::ObjectKind::pool, token_,
-                                {uint64_t(props_.type), uint64_t(props_.loc_type), uint64_t(uint32_t(props_.loc_id)),
-                                 props_.handle_types, capacity_},
-                                len);
+    // Strict mode closes freed pages, which a later move would open again: its own file now.
+    own = for_export || strict::maybe();
+    if (!own) own = counted = take_own_file();
+  }
+  if (own) {
+    int fd = create_own_file(len);
     if (fd >= 0 && !(span.file = own_pool_file(fd))) {
       ::close(fd);
       fd = -1;
     }
-    if (fd < 0)
+    if (fd < 0) {
+      if (counted) give_own_file();
       return fail(Errc::out_of_memory, "{}: cannot create the {}-byte backing of {} ({})", api, len, describe(),
                   std::strerror(errno));
+    }
   } else if (!carve_pool_span(len, span)) {
     return fail(Errc::out_of_memory, "{}: cannot create the {}-byte backing of {} ({})", api, len, describe(),
                 std::strerror(errno));
   }
-  return map_window(std::move(span), len, api);
+  if (Errc e = map_window(std::move(span), len, api); e != Errc::success) {
+    if (counted) give_own_file();
+    return e;
+  }
+  own_span_ = own;
+  own_counted_ = counted;
+  return Errc::success;
 }
 
 Errc Pool::map_window(PoolSpan span, size_t len, const char* api) {

@@ -1,0 +1,163 @@
+// Emulator-only: exportable pools past the budget of memfds (emu/memory/pool_backing.hpp) hold
+// no descriptor until exported, and move into a memfd of their own at their first export with
+// every byte where it was, also while another thread writes into the pool.
+#include <cuda.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "unit_common.hpp"
+
+namespace {
+// Set before the driver reads it (at the first exportable pool's window).
+const int kBudget = (setenv("CUDA_SHIM_POOL_OWN_FILES", "2", 1), 2);
+constexpr size_t kMiB = size_t(1) << 20;
+
+size_t open_fds() {
+  size_t n = 0;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+    --n;
+  }
+  return n;
+}
+
+CUmemoryPool exportable(CUmemLocationType t) {
+  CUmemPoolProps p;
+  std::memset(&p, 0, sizeof p);
+  p.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.location.type = t;
+  p.location.id = 0;
+  p.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  p.maxSize = size_t(64) << 20;
+  CUmemoryPool pool = nullptr;
+  REQUIRE(cuMemPoolCreate(&pool, &p) == CUDA_SUCCESS);
+  return pool;
+}
+
+int export_fd(CUmemoryPool pool) {
+  int fd = -1;
+  REQUIRE(cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) == CUDA_SUCCESS);
+  REQUIRE(fd >= 0);
+  return fd;
+}
+}  // namespace
+
+TEST_CASE("exportable pools past the budget take no descriptor until exported", "[mempool][own_files]") {
+  primary();
+  CUstream s;
+  REQUIRE(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  constexpr int kPools = 40;
+  const size_t fds0 = open_fds();
+  std::vector<CUmemoryPool> pools;
+  std::vector<CUdeviceptr> ptrs;
+  for (int i = 0; i < kPools; ++i) {
+    pools.push_back(exportable(CU_MEM_LOCATION_TYPE_DEVICE));
+    CUdeviceptr d = 0;
+    REQUIRE(cuMemAllocFromPoolAsync(&d, kMiB, pools.back(), s) == CUDA_SUCCESS);
+    REQUIRE(cuMemsetD32Async(d, 0xA0000000u + unsigned(i), kMiB / 4, s) == CUDA_SUCCESS);
+    ptrs.push_back(d);
+  }
+  REQUIRE(cuStreamSynchronize(s) == CUDA_SUCCESS);
+  // The budget's own files, and one shared file for the rest (a few for the driver besides).
+  CHECK(open_fds() <= fds0 + kBudget + 2);
+
+  // A pool past the budget moves at its export: the exported memfd holds its bytes, and the
+  // pool's own address still reads them.
+  for (int i : {kPools - 1, kPools / 2}) {
+    const size_t before = open_fds();
+    const int fd = export_fd(pools[i]);
+    CHECK(open_fds() == before + 2);  // the pool's own memfd and the exported duplicate
+    std::vector<unsigned> got(kMiB / 4);
+    // The first allocation of a pool sits at the start of its window.
+    REQUIRE(pread(fd, got.data(), kMiB, 0) == ssize_t(kMiB));
+    CHECK(got.front() == 0xA0000000u + unsigned(i));
+    CHECK(got.back() == 0xA0000000u + unsigned(i));
+    std::fill(got.begin(), got.end(), 0);
+    REQUIRE(cuMemcpyDtoH(got.data(), ptrs[i], kMiB) == CUDA_SUCCESS);
+    CHECK(got[kMiB / 8] == 0xA0000000u + unsigned(i));
+    // Writes after the move reach the exported memory.
+    REQUIRE(cuMemsetD32(ptrs[i], 0xB0000000u + unsigned(i), kMiB / 4) == CUDA_SUCCESS);
+    unsigned w = 0;
+    REQUIRE(pread(fd, &w, sizeof w, 4096) == ssize_t(sizeof w));
+    CHECK(w == 0xB0000000u + unsigned(i));
+    // A second export hands out the same file again, moving nothing.
+    const int fd2 = export_fd(pools[i]);
+    CHECK(open_fds() == before + 3);
+    REQUIRE(pread(fd2, &w, sizeof w, 0) == ssize_t(sizeof w));
+    CHECK(w == 0xB0000000u + unsigned(i));
+    close(fd2);
+    close(fd);
+  }
+  // Pools not exported kept their bytes through their neighbours' moves.
+  for (int i : {0, 1, 5, kPools - 2}) {
+    unsigned w = 0;
+    REQUIRE(cuMemcpyDtoH(&w, ptrs[i] + kMiB - 4, 4) == CUDA_SUCCESS);
+    CHECK(w == 0xA0000000u + unsigned(i));
+  }
+  for (size_t i = 0; i < pools.size(); ++i) {
+    REQUIRE(cuMemFreeAsync(ptrs[i], s) == CUDA_SUCCESS);
+    REQUIRE(cuMemPoolDestroy(pools[i]) == CUDA_SUCCESS);
+  }
+  REQUIRE(cuStreamSynchronize(s) == CUDA_SUCCESS);
+  REQUIRE(cuStreamDestroy(s) == CUDA_SUCCESS);
+}
+
+TEST_CASE("a host pool moves while another thread writes into it, losing no write", "[mempool][own_files]") {
+  primary();
+  CUstream s;
+  REQUIRE(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  // Spend the budget, so that the pool under test starts in a shared file.
+  std::vector<CUmemoryPool> fill;
+  std::vector<CUdeviceptr> fill_ptrs;
+  for (int i = 0; i < kBudget + 1; ++i) {
+    fill.push_back(exportable(CU_MEM_LOCATION_TYPE_HOST_NUMA));
+    CUdeviceptr d = 0;
+    REQUIRE(cuMemAllocFromPoolAsync(&d, 4096, fill.back(), s) == CUDA_SUCCESS);
+    fill_ptrs.push_back(d);
+  }
+  CUmemoryPool pool = exportable(CU_MEM_LOCATION_TYPE_HOST_NUMA);
+  constexpr size_t kBytes = 48 * kMiB;
+  CUdeviceptr d = 0;
+  REQUIRE(cuMemAllocFromPoolAsync(&d, kBytes, pool, s) == CUDA_SUCCESS);
+  REQUIRE(cuStreamSynchronize(s) == CUDA_SUCCESS);
+  auto* cells = reinterpret_cast<unsigned*>(d);  // a host-NUMA pool: the address is host memory
+  const size_t n = kBytes / sizeof(unsigned);
+  std::atomic<size_t> progress{0};
+  std::thread writer([&] {
+    for (size_t k = 0; k < n; ++k) {
+      cells[k] = unsigned(k) * 2654435761u + 1;
+      if ((k & 4095) == 0) progress.store(k, std::memory_order_relaxed);
+    }
+    progress.store(n, std::memory_order_relaxed);
+  });
+  while (progress.load(std::memory_order_relaxed) < n / 8) std::this_thread::yield();
+  const int fd = export_fd(pool);  // mid-way through the writer's pass
+  const bool mid = progress.load(std::memory_order_relaxed) < n;
+  writer.join();
+  INFO("the export came while the writer was " << (mid ? "still writing" : "done already"));
+  size_t wrong = 0, wrong_fd = 0;
+  std::vector<unsigned> back(n);
+  REQUIRE(pread(fd, back.data(), kBytes, 0) == ssize_t(kBytes));
+  for (size_t k = 0; k < n; ++k) {
+    wrong += cells[k] != unsigned(k) * 2654435761u + 1;
+    wrong_fd += back[k] != unsigned(k) * 2654435761u + 1;
+  }
+  CHECK(wrong == 0);
+  CHECK(wrong_fd == 0);
+  close(fd);
+  REQUIRE(cuMemFreeAsync(d, s) == CUDA_SUCCESS);
+  for (CUdeviceptr p : fill_ptrs) REQUIRE(cuMemFreeAsync(p, s) == CUDA_SUCCESS);
+  REQUIRE(cuStreamSynchronize(s) == CUDA_SUCCESS);
+  REQUIRE(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+  for (CUmemoryPool p : fill) REQUIRE(cuMemPoolDestroy(p) == CUDA_SUCCESS);
+  REQUIRE(cuStreamDestroy(s) == CUDA_SUCCESS);
+}
