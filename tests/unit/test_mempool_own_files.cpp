@@ -3,11 +3,13 @@
 // every byte where it was, also while another thread writes into the pool.
 #include <cuda.h>
 #include <dirent.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -109,6 +111,72 @@ TEST_CASE("exportable pools past the budget take no descriptor until exported", 
   }
   REQUIRE(cuStreamSynchronize(s) == CUDA_SUCCESS);
   REQUIRE(cuStreamDestroy(s) == CUDA_SUCCESS);
+}
+
+namespace {
+std::string hex(const unsigned char* b, size_t n) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += {d[b[i] >> 4], d[b[i] & 15]};
+  return s;
+}
+}  // namespace
+
+// The importer: this binary again, given the moved pool's descriptor (inherited: exported
+// descriptors are not close-on-exec) and the pointer's export data.
+TEST_CASE("own_files child: imports a moved pool", "[.own_files_child]") {
+  primary();
+  const int fd = std::atoi(std::getenv("OWN_FILES_FD"));
+  const std::string data = std::getenv("OWN_FILES_PTR");
+  CUmemPoolPtrExportData x;
+  REQUIRE(data.size() == 2 * sizeof x);
+  for (size_t i = 0; i < sizeof x; ++i) x.reserved[i] = static_cast<unsigned char>(std::stoi(data.substr(2 * i, 2), nullptr, 16));
+  CUmemoryPool pool = nullptr;
+  REQUIRE(cuMemPoolImportFromShareableHandle(&pool, reinterpret_cast<void*>(intptr_t(fd)),
+                                             CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) == CUDA_SUCCESS);
+  CUdeviceptr d = 0;
+  REQUIRE(cuMemPoolImportPointer(&d, pool, &x) == CUDA_SUCCESS);
+  std::vector<unsigned> got(kMiB / 4);
+  REQUIRE(cuMemcpyDtoH(got.data(), d, kMiB) == CUDA_SUCCESS);
+  size_t wrong = 0;
+  for (size_t k = 0; k < got.size(); ++k) wrong += got[k] != 0xC0000000u + unsigned(k);
+  CHECK(wrong == 0);
+  REQUIRE(cuMemsetD32(d + 4, 0xD00Du, 1) == CUDA_SUCCESS);  // the exporter sees the importer's write
+  REQUIRE(cuCtxSynchronize() == CUDA_SUCCESS);
+}
+
+TEST_CASE("another process imports a pool that moved at its export, with its bytes", "[mempool][own_files]") {
+  primary();
+  std::vector<CUmemoryPool> fill;  // spend the budget
+  for (int i = 0; i < kBudget; ++i) {
+    fill.push_back(exportable(CU_MEM_LOCATION_TYPE_DEVICE));
+    CUdeviceptr d = 0;
+    REQUIRE(cuMemAllocFromPoolAsync(&d, 4096, fill.back(), nullptr) == CUDA_SUCCESS);
+    REQUIRE(cuMemFreeAsync(d, nullptr) == CUDA_SUCCESS);
+  }
+  CUmemoryPool pool = exportable(CU_MEM_LOCATION_TYPE_DEVICE);
+  CUdeviceptr d = 0;
+  REQUIRE(cuMemAllocFromPoolAsync(&d, kMiB, pool, nullptr) == CUDA_SUCCESS);
+  std::vector<unsigned> v(kMiB / 4);
+  for (size_t k = 0; k < v.size(); ++k) v[k] = 0xC0000000u + unsigned(k);
+  REQUIRE(cuMemcpyHtoD(d, v.data(), kMiB) == CUDA_SUCCESS);
+  const int fd = export_fd(pool);  // the move
+  CUmemPoolPtrExportData x;
+  REQUIRE(cuMemPoolExportPointer(&x, d) == CUDA_SUCCESS);
+  std::string out;
+  const int st = run_self("OWN_FILES_FD=" + std::to_string(fd) + " OWN_FILES_PTR=" + hex(x.reserved, sizeof x),
+                          "[.own_files_child]", out);
+  INFO(out);
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 0);
+  unsigned w = 0;
+  REQUIRE(cuMemcpyDtoH(&w, d + 4, 4) == CUDA_SUCCESS);
+  CHECK(w == 0xD00Du);
+  close(fd);
+  REQUIRE(cuMemFreeAsync(d, nullptr) == CUDA_SUCCESS);
+  REQUIRE(cuStreamSynchronize(nullptr) == CUDA_SUCCESS);
+  REQUIRE(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+  for (CUmemoryPool p : fill) REQUIRE(cuMemPoolDestroy(p) == CUDA_SUCCESS);
 }
 
 TEST_CASE("a host pool moves while another thread writes into it, losing no write", "[mempool][own_files]") {

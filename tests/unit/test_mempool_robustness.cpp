@@ -329,6 +329,10 @@ TEST_CASE("a destroyed pool that served a device's allocations leaves no memory 
   p.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;  // so that its memfd is its own
   CUmemoryPool pool = nullptr;
   REQUIRE(cuMemPoolCreate(&pool, &p) == CUDA_SUCCESS);
+  int exported = -1;  // exported: its own memfd whatever the budget of them (CUDA_SHIM_POOL_OWN_FILES)
+  REQUIRE(cuMemPoolExportToShareableHandle(&exported, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) ==
+          CUDA_SUCCESS);
+  ::close(exported);
   REQUIRE(cuDeviceSetMemPool(0, pool) == CUDA_SUCCESS);
   CUdeviceptr d = 0;
   REQUIRE(cuMemAllocAsync(&d, 4096, nullptr) == CUDA_SUCCESS);  // from the current pool
