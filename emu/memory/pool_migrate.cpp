@@ -28,7 +28,8 @@ std::mutex g_move_m;  // one move at a time: the handler reads one range
 std::atomic<uintptr_t> g_lo{0}, g_hi{0}, g_done_lo{0}, g_done_hi{0};
 __thread uintptr_t t_retried __attribute__((tls_model("initial-exec"))) = 0;
 
-// Copies the written parts of [off, off + len) of `from` (holes stay holes) to `to` at `at`.
+// Copies the written parts of [off, off + len) of `from` (holes stay holes) to `to` at `at`,
+// in the kernel (copy_file_range), else through `view` (the same bytes, mapped).
 bool copy_data(int from, off_t off, size_t len, int to, off_t at, const char* view) {
   const off_t end = off + static_cast<off_t>(len);
   for (off_t pos = off; pos < end;) {
@@ -37,7 +38,10 @@ bool copy_data(int from, off_t off, size_t len, int to, off_t at, const char* vi
     off_t hole = ::lseek(from, data, SEEK_HOLE);
     if (hole < 0 || hole > end) hole = end;
     for (off_t p = data; p < hole;) {
-      const ssize_t n = ::pwrite(to, view + (p - off), static_cast<size_t>(hole - p), at + (p - off));
+      off_t in = p, out = at + (p - off);
+      ssize_t n = ::copy_file_range(from, &in, to, &out, static_cast<size_t>(hole - p), 0);
+      if (n < 0 && errno != EINTR)  // EXDEV, ENOSYS, EOPNOTSUPP...: copy through the mapping
+        n = ::pwrite(to, view + (p - off), static_cast<size_t>(hole - p), at + (p - off));
       if (n <= 0) {
         if (n < 0 && errno == EINTR) continue;
         return false;
