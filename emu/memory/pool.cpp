@@ -384,7 +384,7 @@ Errc Pool::alloc(size_t bytes, Stream& s, const char* api, uintptr_t& out) {
   // The common case first, before anything the general path sets up: the lowest parked free
   // fits exactly and s may reuse it (the same conditions as the fast path below).
   if (!imported_ && bytes <= capacity_ && bytes <= SIZE_MAX - kPoolAlign) [[likely]] {
-    Held lk(m_);
+    std::lock_guard lk(m_);
     if (window_ && !parked_.empty()) {
       PoolBlock* h = parked_.top();
       if (h->size == round_up(bytes, kPoolAlign) && h->off < root_->lead &&
@@ -408,7 +408,7 @@ Errc Pool::alloc_slow(size_t bytes, Stream& s, const char* api, uintptr_t& out) 
                 "brought in with cuMemPoolImportPointer and never allocate", api, describe());
   std::vector<Dep> deps;  // pending frees of other streams this allocation reuses
   {
-    Held lk(m_);
+    std::lock_guard lk(m_);
     if (bytes > capacity_ || bytes > SIZE_MAX - kPoolAlign)
       return fail(Errc::out_of_memory, "{}: {} bytes requested from {}, whose capacity is {} bytes{}", api, bytes,
                   describe(), capacity_, props_.max_size ? " (its maxSize rounded up to 32 MiB)" : "");
@@ -482,7 +482,7 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
     return e;
   }
   {
-    Held lk(m_);
+    std::lock_guard lk(m_);
     PoolBlock* b = window_ && p - window_ < window_size_ ? take_live(p - window_) : nullptr;
     if (!b) return not_live(p, api, "free", false);
     used_ -= b->req;

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/biased_lock.hpp"
 #include "memory/pool.hpp"
 
 namespace cuda_shim::mem {
@@ -232,18 +231,6 @@ inline PoolBlock* t_find_run(PoolBlock* n, uintptr_t base, size_t r, uintptr_t f
 }
 
 inline size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-
-// The pool's lock on the allocation paths (the bias owner's plain stores inline).
-class Held {
- public:
-  explicit Held(BiasedLock& m) : m_(m) { m_.lock(); }
-  ~Held() { m_.unlock(); }
-  Held(const Held&) = delete;
-  Held& operator=(const Held&) = delete;
-
- private:
-  BiasedLock& m_;
-};
 
 // CUDA_SHIM_CHECK_POOLS=1 re-derives every pool's books after each change (tests, fuzzing).
 extern const bool g_checking;
