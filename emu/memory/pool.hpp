@@ -260,8 +260,8 @@ class Pool : public std::enable_shared_from_this<Pool> {
   bool owns_file() const { return own_span_; }
   bool own_span_ = false;
   bool own_counted_ = false;  // holds one of own_file_budget()'s files
-  // A memfd named for the pool, of the window's size (-1 with errno on failure).
-  int create_own_file(size_t len) const;
+  // A memfd named for the pool, of the window's size (null with errno on failure).
+  std::shared_ptr<PoolFile> create_own_file(size_t len) const;
   // An exportable pool in a shared range moves into a memfd of its own (pool_migrate.cpp).
   Errc move_to_own_file(const char* api);
   Errc free_imported(uintptr_t p, const char* api, bool& retire);

@@ -73,14 +73,11 @@ bool pool_move_fault(uintptr_t a) noexcept {
 
 Errc Pool::move_to_own_file(const char* api) {
   const size_t len = window_size_;
-  int fd = create_own_file(len);
-  std::shared_ptr<PoolFile> file = fd >= 0 ? own_pool_file(fd) : nullptr;
-  if (!file) {
-    const int err = fd >= 0 ? ENOMEM : errno;
-    if (fd >= 0) ::close(fd);
+  std::shared_ptr<PoolFile> file = create_own_file(len);
+  if (!file)
     return fail(Errc::out_of_memory, "{}: cannot create the {}-byte memfd that exporting {} hands out ({})", api, len,
-                describe(), std::strerror(err));
-  }
+                describe(), std::strerror(errno));
+  const int fd = file->fd();
   // The view the emulator and host code write through: the shadow (for a host pool, the window).
   char* view = shadow_;
   const auto lo = reinterpret_cast<uintptr_t>(view);

@@ -90,12 +90,16 @@ Pool::~Pool() {
   for (auto& e : streams_) e->s.reset();
 }
 
-int Pool::create_own_file(size_t len) const {
+std::shared_ptr<PoolFile> Pool::create_own_file(size_t len) const {
   // The memfd is named for the pool, so an exported descriptor describes the pool by itself.
-  return ipc::create_object(ipc::ObjectKind::pool, token_,
-                            {uint64_t(props_.type), uint64_t(props_.loc_type), uint64_t(uint32_t(props_.loc_id)),
-                             props_.handle_types, capacity_},
-                            len);
+  const int fd = ipc::create_object(ipc::ObjectKind::pool, token_,
+                                    {uint64_t(props_.type), uint64_t(props_.loc_type),
+                                     uint64_t(uint32_t(props_.loc_id)), props_.handle_types, capacity_},
+                                    len);
+  if (fd < 0) return nullptr;
+  std::shared_ptr<PoolFile> f = own_pool_file(fd);
+  if (!f) ::close(fd);  // errno stays ENOMEM
+  return f;
 }
 
 Errc Pool::reserve_window(const char* api, bool for_export) {
@@ -108,12 +112,7 @@ Errc Pool::reserve_window(const char* api, bool for_export) {
     if (!own) own = counted = take_own_file();
   }
   if (own) {
-    int fd = create_own_file(len);
-    if (fd >= 0 && !(span.file = own_pool_file(fd))) {
-      ::close(fd);
-      fd = -1;
-    }
-    if (fd < 0) {
+    if (!(span.file = create_own_file(len))) {
       if (counted) give_own_file();
       return fail(Errc::out_of_memory, "{}: cannot create the {}-byte backing of {} ({})", api, len, describe(),
                   std::strerror(errno));
