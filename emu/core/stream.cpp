@@ -4,7 +4,10 @@
 #include <thread>
 #include <utility>
 
+#include <cuda.h>
+
 #include "core/context.hpp"
+#include "core/device_support.hpp"
 #include "core/trace_ops.hpp"
 
 namespace cuda_shim {
@@ -45,6 +48,7 @@ void wait_dep(const Dep& d) {
 Stream::Stream(std::shared_ptr<Context> ctx, StreamKind kind, unsigned flags, int priority)
     : ctx_(std::move(ctx)), kind_(kind), flags_(flags), priority_(priority),
       id_(g_next_stream_id.fetch_add(1)) {
+  pools_ = ctx_ && device_attribute(ctx_->ordinal(), CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0;
   if (kind_ == StreamKind::legacy)
     busy_blocking_ = std::make_shared<std::atomic<int64_t>>(0);
   else if (blocking() && ctx_)

@@ -54,6 +54,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   int priority() const { return priority_; }
   uint64_t id() const { return id_; }
   bool blocking() const { return (flags_ & 1u) == 0; }  // CU_STREAM_NON_BLOCKING == 1
+  // The stream's device reports CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED. Read once: a profile
+  // fixes attributes at cuInit, and the stream-ordered allocator asks on every call.
+  bool pools_supported() const { return pools_; }
   // The user's handle (streams of cuStreamCreate; null for default streams).
   void* handle() const { return handle_; }
   void set_handle(void* h) { handle_ = h; }
@@ -137,6 +140,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   StreamKind kind_;
   unsigned flags_;
   int priority_;
+  bool pools_ = false;
   uint64_t id_;
   void* handle_ = nullptr;
   BiasedLock m_;  // held for a few instructions: the queue and the worker flag

@@ -186,8 +186,9 @@ Errc alloc_async(CUdeviceptr* dptr, size_t bytes, Pool* from, CUstream h, bool p
   *dptr = 0;  // measured: cleared on every refusal
   Stream* s = nullptr;
   TRY(resolve_stream(h, pt, api, s));
-  TRY(require_device_support(s->ctx()->ordinal(), CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, api,
-                             "the stream-ordered allocator"));
+  if (!s->pools_supported()) [[unlikely]]
+    return refuse_unsupported(s->ctx()->ordinal(), CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, api,
+                              "the stream-ordered allocator");
   if (bytes == 0) return Errc::success;  // measured: success with a NULL pointer
   Pool* p = from ? from : mem::current_device_pool(s->ctx()->ordinal());
   uintptr_t out = 0;
@@ -211,8 +212,9 @@ Errc free_async(CUdeviceptr dptr, CUstream h, bool pt, const char* api) {
   TRY(Driver::get().require_init(api));
   Stream* s = nullptr;
   TRY(resolve_stream(h, pt, api, s));
-  TRY(require_device_support(s->ctx()->ordinal(), CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, api,
-                             "the stream-ordered allocator"));
+  if (!s->pools_supported()) [[unlikely]]
+    return refuse_unsupported(s->ctx()->ordinal(), CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, api,
+                              "the stream-ordered allocator");
   if (dptr == 0) return Errc::success;  // measured
   if (const mem::Range* w = AddressSpace::get().find_cached(dptr); w && w->kind == Kind::pool) [[likely]]
     return w->pool->free_async(dptr, *s, api);
