@@ -2,7 +2,7 @@
 // pool_backing.hpp) moves into a memfd of its own at its first export, keeping its addresses
 // and its bytes: the export must hand out a descriptor that names this pool alone.
 //
-// The move copies the written pages and maps the new file over the old view in place. So that
+// The move copies the written pages and moves a mapping of the new file over the old view. So that
 // no write is lost between the copy and the new mapping, the view is read-only meanwhile; a
 // thread that writes (a copy on a stream's worker, host code in a host pool) faults, waits in
 // the SIGSEGV handler (pool_move_fault) until the move is done, and its write runs again on the
@@ -100,7 +100,21 @@ Errc Pool::move_to_own_file(const char* api) {
     if (chunk_committed_[c])
       ok = copy_data(span_.file->fd(), static_cast<off_t>(span_.offset + c * kPoolChunk), kPoolChunk, fd,
                      static_cast<off_t>(c * kPoolChunk), view + c * kPoolChunk);
-  if (ok) ok = ::mmap(view, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE | MAP_FIXED, fd, 0) == view;
+  // Mapped elsewhere first, then moved over the view: a mapping that cannot be made (the
+  // process's map count, address space) fails with the old view untouched, where mmap with
+  // MAP_FIXED may already have unmapped it. mremap checks the map count before it unmaps the
+  // target, and swaps under the mmap lock, so no thread sees the range empty.
+  void* fresh = MAP_FAILED;
+  if (ok) {
+    fresh = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    ok = fresh != MAP_FAILED;
+  }
+  if (ok && ::mremap(fresh, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, view) != view) {
+    ok = false;
+    const int err = errno;
+    ::munmap(fresh, len);
+    errno = err;
+  }
   if (!ok) {
     const int err = errno;
     ::mprotect(view, len, PROT_READ | PROT_WRITE);  // the old memory, as it was

@@ -108,7 +108,7 @@ Errc Pool::reserve_window(const char* api, bool for_export) {
   bool own = false, counted = false;
   if (props_.handle_types != 0) {
     // Strict mode closes freed pages, which a later move would open again: its own file now.
-    own = for_export || strict::maybe();
+    own = for_export || (strict::maybe() && strict::on());  // maybe(): also before the setting is read
     if (!own) own = counted = take_own_file();
   }
   if (own) {

@@ -1,12 +1,16 @@
 // Emulator-only: exportable pools past the budget of memfds (emu/memory/pool_backing.hpp) hold
 // no descriptor until exported, and move into a memfd of their own at their first export with
-// every byte where it was, also while another thread writes into the pool.
+// every byte where it was, also while another thread writes into the pool; a move that cannot
+// map its new file loses nothing.
 #include <cuda.h>
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -228,4 +232,69 @@ TEST_CASE("a host pool moves while another thread writes into it, losing no writ
   REQUIRE(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
   for (CUmemoryPool p : fill) REQUIRE(cuMemPoolDestroy(p) == CUDA_SUCCESS);
   REQUIRE(cuStreamDestroy(s) == CUDA_SUCCESS);
+}
+
+namespace {
+size_t vm_size_bytes() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  size_t kb = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmSize: %zu kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb * 1024;
+}
+}  // namespace
+
+// The move maps the new file elsewhere before it replaces the view: a mapping the process cannot
+// make (here: its address-space limit) refuses the export and leaves the pool as it was.
+TEST_CASE("a pool whose move cannot map its new file keeps its bytes, and moves at a later export",
+          "[mempool][own_files]") {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  SKIP("the sanitizers' allocators map memory of their own under the lowered address-space limit");
+#endif
+  primary();
+  std::vector<CUmemoryPool> fill;  // spend the budget
+  for (int i = 0; i < kBudget; ++i) {
+    fill.push_back(exportable(CU_MEM_LOCATION_TYPE_DEVICE));
+    CUdeviceptr d = 0;
+    REQUIRE(cuMemAllocFromPoolAsync(&d, 4096, fill.back(), nullptr) == CUDA_SUCCESS);
+    REQUIRE(cuMemFreeAsync(d, nullptr) == CUDA_SUCCESS);
+  }
+  CUmemoryPool pool = exportable(CU_MEM_LOCATION_TYPE_DEVICE);
+  CUdeviceptr d = 0;
+  REQUIRE(cuMemAllocFromPoolAsync(&d, kMiB, pool, nullptr) == CUDA_SUCCESS);
+  REQUIRE(cuMemsetD32(d, 0xE0E0E0E0u, kMiB / 4) == CUDA_SUCCESS);
+
+  rlimit old{};
+  REQUIRE(getrlimit(RLIMIT_AS, &old) == 0);
+  const size_t vm = vm_size_bytes();
+  REQUIRE(vm > 0);
+  rlimit tight = old;
+  tight.rlim_cur = vm + 16 * kMiB;  // less than the pool's 64 MiB window
+  REQUIRE(setrlimit(RLIMIT_AS, &tight) == 0);
+  int fd = -1;
+  const CUresult r = cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  REQUIRE(setrlimit(RLIMIT_AS, &old) == 0);
+  CHECK(r == CUDA_ERROR_OUT_OF_MEMORY);
+  CHECK(last_why().find("own memfd") != std::string::npos);
+
+  // Every byte is where it was, and the pool still takes writes.
+  std::vector<unsigned> got(kMiB / 4);
+  REQUIRE(cuMemcpyDtoH(got.data(), d, kMiB) == CUDA_SUCCESS);
+  CHECK(std::count(got.begin(), got.end(), 0xE0E0E0E0u) == ptrdiff_t(got.size()));
+  REQUIRE(cuMemsetD32(d + 8, 0xF00Du, 1) == CUDA_SUCCESS);
+
+  // With the limit back, the export moves the pool and hands out its bytes.
+  fd = export_fd(pool);
+  unsigned w[3] = {};
+  REQUIRE(pread(fd, w, sizeof w, 0) == ssize_t(sizeof w));
+  CHECK(w[0] == 0xE0E0E0E0u);
+  CHECK(w[2] == 0xF00Du);
+  close(fd);
+  REQUIRE(cuMemFreeAsync(d, nullptr) == CUDA_SUCCESS);
+  REQUIRE(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+  for (CUmemoryPool p : fill) REQUIRE(cuMemPoolDestroy(p) == CUDA_SUCCESS);
+  REQUIRE(cuCtxSynchronize() == CUDA_SUCCESS);
 }
