@@ -14,6 +14,7 @@
 // GPU's stays, so only allocations past it pay page faults). Only the public CUDA API is used:
 // the same binary runs on NVIDIA's driver.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -331,7 +332,10 @@ void BM_Memcpy2D_DtoD(benchmark::State& s) {
 // the start until its last thread is done), as a copy is; its thread count is the fastest of a
 // sweep over 1..N run first.
 
-// memcpy split over t threads that wait between copies: the caller copies part 0.
+// memcpy over t threads that wait between copies (the caller is one of them). The threads claim
+// 4 MiB chunks as they go, as the emulator's copies do: with fixed shares, one thread the OS
+// delays (or one sharing its core) holds the whole copy back, which made the bar low on a
+// shared host.
 class HostCopier {
  public:
   explicit HostCopier(unsigned helpers) {
@@ -354,12 +358,13 @@ class HostCopier {
       dst_ = dst;
       src_ = src;
       bytes_ = bytes;
-      parts_ = t;
+      threads_ = t;
       left_ = t - 1;
+      next_.store(0, std::memory_order_relaxed);
       ++gen_;
     }
     if (t > 1) go_.notify_all();
-    part(0);
+    work();
     {
       std::unique_lock lk(m_);
       done_.wait(lk, [&] { return left_ == 0; });
@@ -368,9 +373,10 @@ class HostCopier {
   }
 
  private:
-  void part(unsigned i) {
-    const size_t share = bytes_ / parts_ / 4096 * 4096, lo = share * i, hi = i + 1 == parts_ ? bytes_ : lo + share;
-    std::memcpy(dst_ + lo, src_ + lo, hi - lo);
+  static constexpr size_t kChunk = size_t(4) << 20;
+  void work() {
+    for (size_t c; (c = next_.fetch_add(1, std::memory_order_relaxed)) * kChunk < bytes_;)
+      std::memcpy(dst_ + c * kChunk, src_ + c * kChunk, std::min(kChunk, bytes_ - c * kChunk));
   }
   void loop(unsigned i) {
     uint64_t seen = 0;
@@ -380,9 +386,9 @@ class HostCopier {
         go_.wait(lk, [&] { return stop_ || gen_ != seen; });
         if (stop_) return;
         seen = gen_;
-        if (i >= parts_) continue;
+        if (i >= threads_) continue;
       }
-      part(i);
+      work();
       std::lock_guard lk(m_);
       if (--left_ == 0) done_.notify_one();
     }
@@ -391,7 +397,8 @@ class HostCopier {
   std::condition_variable go_, done_;
   bool stop_ = false;
   uint64_t gen_ = 0;
-  unsigned parts_ = 1, left_ = 0;
+  unsigned threads_ = 1, left_ = 0;
+  std::atomic<size_t> next_{0};
   char* dst_ = nullptr;
   const char* src_ = nullptr;
   size_t bytes_ = 0;
