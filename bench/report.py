@@ -272,9 +272,9 @@ def render(folders, out):
             pair = ours.get(name.replace("BM_", "BM_Paired_", 1))
             if pair and pair.get("vs_host"):
                 ratio = pair["vs_host"]
-                where = (f"{gbps(pair):.3g} GB/s, {ratio:.0%} of a {pair['host_threads']:.0f}-thread memcpy of "
-                         f"{pair['host_GBps']:.3g} GB/s timed alongside; the separate sweep's best host copy "
-                         f"{host_best:.3g} GB/s")
+                where = (f"paired: {gbps(pair):.3g} GB/s, {ratio:.0%} of one {pair['host_threads']:.0f}-thread memcpy "
+                         f"of the same bytes timed alongside, {pair['host_GBps']:.3g} GB/s; independent per-thread "
+                         f"memcpys of the sweep: {host_best:.3g} GB/s")
             else:
                 where = f"{ratio:.0%} of the best host copy, {host_best:.3g} GB/s"
             met = "yes" if ratio is not None and ratio >= COPY_BAR else "no"
