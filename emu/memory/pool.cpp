@@ -105,26 +105,35 @@ void Pool::unpark_all() {
 }
 
 // Tags free block b as pending on entry e at position seq.
+// May throw (the list grows) before it changes anything; free_async makes room first.
 inline void Pool::pend(PoolBlock* b, StreamEntry& e, uint64_t seq) {
+  if (e.list.size() >= 2 * e.count + 64) [[unlikely]]
+    compact(e);
+  e.list.push_back(b);
   b->tag = &e;
   b->seq = seq;
-  b->pprev = nullptr;
-  b->pnext = e.head;
-  if (e.head) e.head->pprev = b;
-  e.head = b;
+  b->pidx = e.list.size() - 1;
   ++e.count;
   ++pending_;
 }
 
 inline void Pool::unpend(PoolBlock* b) {
   auto* e = static_cast<StreamEntry*>(b->tag);
-  if (b->pprev) b->pprev->pnext = b->pnext;
-  else e->head = b->pnext;
-  if (b->pnext) b->pnext->pprev = b->pprev;
-  b->pprev = b->pnext = nullptr;
+  e->list[b->pidx] = nullptr;
   b->tag = nullptr;
-  --e->count;
+  if (--e->count == 0) e->list.clear();
   --pending_;
+}
+
+// Drops the null slots (never while settle_observed walks the list: only pend compacts).
+void Pool::compact(StreamEntry& e) {
+  size_t n = 0;
+  for (PoolBlock* b : e.list)
+    if (b) {
+      b->pidx = n;
+      e.list[n++] = b;
+    }
+  e.list.resize(n);
 }
 
 // Adds or removes [off, off+len) from the chunks' busy bytes.
@@ -227,11 +236,8 @@ void Pool::settle_observed() {
   for (auto& e : streams_) {
     if (!e->count) continue;
     uint64_t seen = e->s->observed();
-    for (PoolBlock* b = e->head; b;) {
-      PoolBlock* nx = b->pnext;
-      if (b->seq <= seen) settle(b);
-      b = nx;
-    }
+    for (size_t i = 0; i < e->list.size(); ++i)  // settling clears the list with its last block
+      if (PoolBlock* b = e->list[i]; b && b->seq <= seen) settle(b);
   }
 }
 
@@ -336,7 +342,7 @@ void Pool::claim(PoolBlock* u, size_t req, bool fix) {
   // cuMemAlloc hands out.
   u->buffer_id = (uint64_t(1) << 62) | ((handle_ >> 8) << 36) | ++next_buffer_;
   if (fix) fix_up(u);
-  if (hot_) hash_.insert(hot_->off, hot_);
+  if (hot_) hash_.insert(hot_->off, hot_, hot_->req);
   hot_ = u;
   ++live_;
   used_ += req;
@@ -348,13 +354,14 @@ PoolBlock* Pool::find_live(uintptr_t off) const {
   return hash_.find(off);
 }
 
-PoolBlock* Pool::take_live(uintptr_t off) {
+PoolBlock* Pool::take_live(uintptr_t off, size_t& req) {
   if (hot_ && hot_->off == off) {
     PoolBlock* b = hot_;
     hot_ = nullptr;
+    req = b->req;
     return b;
   }
-  return hash_.take(off);
+  return hash_.take(off, req);
 }
 
 bool Pool::live_start(uintptr_t p, size_t& req, uint64_t& id) const {
@@ -483,19 +490,23 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
   }
   {
     std::lock_guard lk(m_);
-    PoolBlock* b = window_ && p - window_ < window_size_ ? take_live(p - window_) : nullptr;
+    StreamEntry& e = entry_for(s);
+    if (e.list.size() == e.list.capacity()) [[unlikely]]  // pend below cannot throw
+      e.list.reserve(std::max<size_t>(16, 2 * e.list.size()));
+    size_t req = 0;
+    PoolBlock* b = window_ && p - window_ < window_size_ ? take_live(p - window_, req) : nullptr;
     if (!b) return not_live(p, api, "free", false);
-    used_ -= b->req;
+    used_ -= req;
     --live_;
     b->used = false;
     b->req = 0;
     // The free takes a position in the stream; until the host observes it, the bytes
     // stay busy (ReservedMemCurrent keeps them) and only some streams may reuse them.
     // Watched: the host observing this position makes the bytes reusable by any stream.
-    pend(b, entry_for(s), s.mark(/*watch=*/true));
+    pend(b, e, s.mark(/*watch=*/true));
     // Parked: the treap keeps counting it as used (its summaries stand as they are).
     b->parked = true;
-    parked_.push(b->off, b);
+    parked_.push(p - window_, b);  // b->off, without reading b: a scrambled free's block is cold
     // Under the lock: no other thread can reuse the range before strict mode has it on record.
     if (strict::maybe()) [[unlikely]]
       strict::on_free(*this, p, shadow_ + b->off, b->size, s, b->seq);
@@ -516,7 +527,8 @@ Errc Pool::free_now(uintptr_t p, const char* api) {
   }
   {
     std::lock_guard lk(m_);
-    PoolBlock* b = window_ && p - window_ < window_size_ ? take_live(p - window_) : nullptr;
+    size_t req = 0;
+    PoolBlock* b = window_ && p - window_ < window_size_ ? take_live(p - window_, req) : nullptr;
     if (!b)
       return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not the start of a live allocation", api, p,
                   describe());

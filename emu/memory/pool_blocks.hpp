@@ -43,14 +43,17 @@ struct PoolBlock {
   // Free and pending: the freeing stream's Pool::StreamEntry, and the free's position.
   void* tag = nullptr;
   uint64_t seq = 0;
-  PoolBlock* pprev = nullptr;  // the entry's list of pending blocks
-  PoolBlock* pnext = nullptr;
+  size_t pidx = 0;  // pending: its slot in the entry's list
 };
 
 struct Pool::StreamEntry {
   std::shared_ptr<Stream> s;  // kept alive while frees wait on it
-  PoolBlock* head = nullptr;
-  size_t count = 0;
+  // The blocks pending on s, in the order they were freed. A block taken back (reused, or
+  // settled) leaves a null slot: it writes that slot alone, where a linked list would write
+  // both its neighbours, two blocks freed at unrelated times (cache misses when a batch of
+  // frees is taken back in address order). Compacted when mostly null.
+  std::vector<PoolBlock*> list;
+  size_t count = 0;  // non-null slots
 };
 
 namespace pool_detail {

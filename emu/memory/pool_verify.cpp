@@ -79,8 +79,11 @@ void Pool::verify(const char* where) const {
   size_t listed = 0;
   for (auto& e : streams_) {
     size_t n = 0;
-    for (const PoolBlock* v = e->head; v; v = v->pnext) {
+    for (size_t i = 0; i < e->list.size(); ++i) {
+      const PoolBlock* v = e->list[i];
+      if (!v) continue;
       if (v->tag != e.get() || v->used) bad("a stream's pending list holds a block that is not pending on it");
+      if (v->pidx != i) bad("a pending block's slot in its stream's list is wrong");
       ++n;
     }
     if (n != e->count) bad("a stream's pending list and its count disagree");
