@@ -156,6 +156,7 @@ struct Pageable {
   explicit Pageable(int64_t bytes) : p(static_cast<char*>(std::aligned_alloc(4096, static_cast<size_t>(bytes)))) {
     std::memset(p, 0x22, static_cast<size_t>(bytes));
   }
+  Pageable(benchmark::State&, int64_t bytes) : Pageable(bytes) {}
   ~Pageable() { std::free(p); }
 };
 
@@ -433,6 +434,11 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// One synchronous cudaMemcpy of the benchmark's size, then the legacy stream's synchronize.
+bool copy_done(benchmark::State& s, void* dst, const void* src, cudaMemcpyKind kind) {
+  return bench::rt_ok(s, cudaMemcpy(dst, src, static_cast<size_t>(s.range(0)), kind), "cudaMemcpy") && done(s);
+}
+
 // `op()` runs the operation once, to completion (false: it failed and said so).
 template <class Op>
 void paired(benchmark::State& s, Op&& op) {
@@ -467,43 +473,18 @@ void BM_Paired_DtoD(benchmark::State& s) {
   if (!ready(s)) return;
   Dev a(s, s.range(0), 1), b(s, s.range(0));
   if (!a.p || !b.p) return;
-  paired(s, [&] {
-    return bench::rt_ok(s, cudaMemcpy(b.p, a.p, static_cast<size_t>(s.range(0)), cudaMemcpyDeviceToDevice), "cudaMemcpy") &&
-           done(s);
-  });
+  paired(s, [&] { return copy_done(s, b.p, a.p, cudaMemcpyDeviceToDevice); });
 }
 
-void BM_Paired_HtoD_Pinned(benchmark::State& s) {
-  if (!ready(s)) return;
-  Dev d(s, s.range(0));
-  Pinned h(s, s.range(0));
-  if (!d.p || !h.p) return;
-  paired(s, [&] {
-    return bench::rt_ok(s, cudaMemcpy(d.p, h.p, static_cast<size_t>(s.range(0)), cudaMemcpyHostToDevice), "cudaMemcpy") &&
-           done(s);
-  });
-}
-
-void BM_Paired_HtoD_Pageable(benchmark::State& s) {
-  if (!ready(s)) return;
-  Dev d(s, s.range(0));
-  Pageable h(s.range(0));
-  if (!d.p) return;
-  paired(s, [&] {
-    return bench::rt_ok(s, cudaMemcpy(d.p, h.p, static_cast<size_t>(s.range(0)), cudaMemcpyHostToDevice), "cudaMemcpy") &&
-           done(s);
-  });
-}
-
-void BM_Paired_DtoH_Pinned(benchmark::State& s) {
+// Between a device buffer and host memory of type Host (Pinned or Pageable), either way.
+template <class Host, cudaMemcpyKind kKind>
+void BM_Paired_HostCopy(benchmark::State& s) {
   if (!ready(s)) return;
   Dev d(s, s.range(0), 7);
-  Pinned h(s, s.range(0));
+  Host h(s, s.range(0));
   if (!d.p || !h.p) return;
-  paired(s, [&] {
-    return bench::rt_ok(s, cudaMemcpy(h.p, d.p, static_cast<size_t>(s.range(0)), cudaMemcpyDeviceToHost), "cudaMemcpy") &&
-           done(s);
-  });
+  const bool to_device = kKind == cudaMemcpyHostToDevice;
+  paired(s, [&] { return copy_done(s, to_device ? d.p : h.p, to_device ? h.p : d.p, kKind); });
 }
 
 void BM_Paired_Memset(benchmark::State& s) {
@@ -565,9 +546,9 @@ void register_all() {
   benchmark::RegisterBenchmark("BM_MemcpyD2D_Cold", BM_DtoD_Cold)->Arg(256 << 20)->UseManualTime();
   const Named paired_ops[] = {
       {"BM_Paired_MemcpyD2D", BM_Paired_DtoD},
-      {"BM_Paired_MemcpyH2DPinned", BM_Paired_HtoD_Pinned},
-      {"BM_Paired_MemcpyH2DPageable", BM_Paired_HtoD_Pageable},
-      {"BM_Paired_MemcpyD2HPinned", BM_Paired_DtoH_Pinned},
+      {"BM_Paired_MemcpyH2DPinned", BM_Paired_HostCopy<Pinned, cudaMemcpyHostToDevice>},
+      {"BM_Paired_MemcpyH2DPageable", BM_Paired_HostCopy<Pageable, cudaMemcpyHostToDevice>},
+      {"BM_Paired_MemcpyD2HPinned", BM_Paired_HostCopy<Pinned, cudaMemcpyDeviceToHost>},
       {"BM_Paired_Memset", BM_Paired_Memset},
       {"BM_Paired_MemsetD32", BM_Paired_MemsetD32},
       {"BM_Paired_MemcpyAsyncD2D_IdleStream", BM_Paired_AsyncDtoD_IdleStream},

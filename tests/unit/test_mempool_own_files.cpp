@@ -49,6 +49,18 @@ CUmemoryPool exportable(CUmemLocationType t) {
   return pool;
 }
 
+// kBudget exportable pools that hold their own files, so that the next one starts in the shared file.
+std::vector<CUmemoryPool> spend_budget() {
+  std::vector<CUmemoryPool> fill;
+  for (int i = 0; i < kBudget; ++i) {
+    fill.push_back(exportable(CU_MEM_LOCATION_TYPE_DEVICE));
+    CUdeviceptr d = 0;
+    REQUIRE(cuMemAllocFromPoolAsync(&d, 4096, fill.back(), nullptr) == CUDA_SUCCESS);
+    REQUIRE(cuMemFreeAsync(d, nullptr) == CUDA_SUCCESS);
+  }
+  return fill;
+}
+
 int export_fd(CUmemoryPool pool) {
   int fd = -1;
   REQUIRE(cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) == CUDA_SUCCESS);
@@ -151,13 +163,7 @@ TEST_CASE("own_files child: imports a moved pool", "[.own_files_child]") {
 
 TEST_CASE("another process imports a pool that moved at its export, with its bytes", "[mempool][own_files]") {
   primary();
-  std::vector<CUmemoryPool> fill;  // spend the budget
-  for (int i = 0; i < kBudget; ++i) {
-    fill.push_back(exportable(CU_MEM_LOCATION_TYPE_DEVICE));
-    CUdeviceptr d = 0;
-    REQUIRE(cuMemAllocFromPoolAsync(&d, 4096, fill.back(), nullptr) == CUDA_SUCCESS);
-    REQUIRE(cuMemFreeAsync(d, nullptr) == CUDA_SUCCESS);
-  }
+  const std::vector<CUmemoryPool> fill = spend_budget();
   CUmemoryPool pool = exportable(CU_MEM_LOCATION_TYPE_DEVICE);
   CUdeviceptr d = 0;
   REQUIRE(cuMemAllocFromPoolAsync(&d, kMiB, pool, nullptr) == CUDA_SUCCESS);
@@ -256,13 +262,7 @@ TEST_CASE("a pool whose move cannot map its new file keeps its bytes, and moves 
   return;
 #endif
   primary();
-  std::vector<CUmemoryPool> fill;  // spend the budget
-  for (int i = 0; i < kBudget; ++i) {
-    fill.push_back(exportable(CU_MEM_LOCATION_TYPE_DEVICE));
-    CUdeviceptr d = 0;
-    REQUIRE(cuMemAllocFromPoolAsync(&d, 4096, fill.back(), nullptr) == CUDA_SUCCESS);
-    REQUIRE(cuMemFreeAsync(d, nullptr) == CUDA_SUCCESS);
-  }
+  const std::vector<CUmemoryPool> fill = spend_budget();
   CUmemoryPool pool = exportable(CU_MEM_LOCATION_TYPE_DEVICE);
   CUdeviceptr d = 0;
   REQUIRE(cuMemAllocFromPoolAsync(&d, kMiB, pool, nullptr) == CUDA_SUCCESS);
