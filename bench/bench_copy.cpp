@@ -5,7 +5,7 @@
 // of one buffer. Every copy or fill names the 1-thread memcpy as its baseline and also carries
 // a counter "vs_best_host": its bandwidth over the best memcpy of any thread count measured so
 // far in this process for that size (benchmarks run in registration order, host ones first).
-// BM_Paired_* (below) also time a memcpy of the same bytes next to each large copy, every
+// BM_Emu_Paired_* (below) also time a memcpy of the same bytes next to each large copy, every
 // iteration, for hosts whose bandwidth moves between one benchmark and the next.
 //
 // Steady-state benchmarks warm their destinations first, so first-touch page faults are not
@@ -327,7 +327,7 @@ void BM_Memcpy2D_DtoD(benchmark::State& s) {
 // ---------------------------------------------------------------- the bar at the same moment
 // On a host with neighbours (a cloud VM) memory bandwidth moves by a fifth or more between one
 // benchmark and the next, so a bar measured seconds before can decide a ratio on its own. The
-// BM_Paired_* benchmarks time each operation and a plain multi-threaded memcpy of the same bytes
+// BM_Emu_Paired_* benchmarks time each operation and a plain multi-threaded memcpy of the same bytes
 // back to back, in alternating order, every iteration: "vs_host" is the median of the
 // per-iteration ratios, "host_GBps" the memcpy's median. The memcpy is timed as a whole (from
 // the start until its last thread is done), as a copy is; its thread count is the fastest of a
@@ -440,8 +440,11 @@ bool copy_done(benchmark::State& s, void* dst, const void* src, cudaMemcpyKind k
 }
 
 // `op()` runs the operation once, to completion (false: it failed and said so).
+// Emulator only: on a GPU the operation takes a fraction of the memcpy, so reaching the minimum
+// time of the operation alone took minutes of memcpys, and the ratio says nothing of a GPU.
 template <class Op>
 void paired(benchmark::State& s, Op&& op) {
+  if (!bench::emulator_only(s)) return;
   const int64_t bytes = s.range(0);
   const unsigned t = best_host_threads(bytes);
   const HostBufs b = host_bufs(bytes);
@@ -469,7 +472,7 @@ void paired(benchmark::State& s, Op&& op) {
   s.counters["host_threads"] = t;
 }
 
-void BM_Paired_DtoD(benchmark::State& s) {
+void BM_Emu_Paired_DtoD(benchmark::State& s) {
   if (!ready(s)) return;
   Dev a(s, s.range(0), 1), b(s, s.range(0));
   if (!a.p || !b.p) return;
@@ -478,7 +481,7 @@ void BM_Paired_DtoD(benchmark::State& s) {
 
 // Between a device buffer and host memory of type Host (Pinned or Pageable), either way.
 template <class Host, cudaMemcpyKind kKind>
-void BM_Paired_HostCopy(benchmark::State& s) {
+void BM_Emu_Paired_HostCopy(benchmark::State& s) {
   if (!ready(s)) return;
   Dev d(s, s.range(0), 7);
   Host h(s, s.range(0));
@@ -487,14 +490,14 @@ void BM_Paired_HostCopy(benchmark::State& s) {
   paired(s, [&] { return copy_done(s, to_device ? d.p : h.p, to_device ? h.p : d.p, kKind); });
 }
 
-void BM_Paired_Memset(benchmark::State& s) {
+void BM_Emu_Paired_Memset(benchmark::State& s) {
   if (!ready(s)) return;
   Dev d(s, s.range(0));
   if (!d.p) return;
   paired(s, [&] { return bench::rt_ok(s, cudaMemset(d.p, 0x5a, static_cast<size_t>(s.range(0))), "cudaMemset") && done(s); });
 }
 
-void BM_Paired_MemsetD32(benchmark::State& s) {
+void BM_Emu_Paired_MemsetD32(benchmark::State& s) {
   if (!ready(s)) return;
   Dev d(s, s.range(0));
   if (!d.p) return;
@@ -505,7 +508,7 @@ void BM_Paired_MemsetD32(benchmark::State& s) {
   });
 }
 
-void BM_Paired_AsyncDtoD_IdleStream(benchmark::State& s) {
+void BM_Emu_Paired_AsyncDtoD_IdleStream(benchmark::State& s) {
   if (!ready(s)) return;
   Dev a(s, s.range(0), 1), b(s, s.range(0));
   cudaStream_t st;
@@ -545,13 +548,13 @@ void register_all() {
     for (int64_t b : kSizes) benchmark::RegisterBenchmark(c.name, c.fn)->Arg(b)->UseRealTime();
   benchmark::RegisterBenchmark("BM_MemcpyD2D_Cold", BM_DtoD_Cold)->Arg(256 << 20)->UseManualTime();
   const Named paired_ops[] = {
-      {"BM_Paired_MemcpyD2D", BM_Paired_DtoD},
-      {"BM_Paired_MemcpyH2DPinned", BM_Paired_HostCopy<Pinned, cudaMemcpyHostToDevice>},
-      {"BM_Paired_MemcpyH2DPageable", BM_Paired_HostCopy<Pageable, cudaMemcpyHostToDevice>},
-      {"BM_Paired_MemcpyD2HPinned", BM_Paired_HostCopy<Pinned, cudaMemcpyDeviceToHost>},
-      {"BM_Paired_Memset", BM_Paired_Memset},
-      {"BM_Paired_MemsetD32", BM_Paired_MemsetD32},
-      {"BM_Paired_MemcpyAsyncD2D_IdleStream", BM_Paired_AsyncDtoD_IdleStream},
+      {"BM_Emu_Paired_MemcpyD2D", BM_Emu_Paired_DtoD},
+      {"BM_Emu_Paired_MemcpyH2DPinned", BM_Emu_Paired_HostCopy<Pinned, cudaMemcpyHostToDevice>},
+      {"BM_Emu_Paired_MemcpyH2DPageable", BM_Emu_Paired_HostCopy<Pageable, cudaMemcpyHostToDevice>},
+      {"BM_Emu_Paired_MemcpyD2HPinned", BM_Emu_Paired_HostCopy<Pinned, cudaMemcpyDeviceToHost>},
+      {"BM_Emu_Paired_Memset", BM_Emu_Paired_Memset},
+      {"BM_Emu_Paired_MemsetD32", BM_Emu_Paired_MemsetD32},
+      {"BM_Emu_Paired_MemcpyAsyncD2D_IdleStream", BM_Emu_Paired_AsyncDtoD_IdleStream},
   };
   for (const auto& c : paired_ops) benchmark::RegisterBenchmark(c.name, c.fn)->Arg(256 << 20)->UseManualTime();
 }

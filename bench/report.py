@@ -34,7 +34,7 @@ OUT = os.path.join(ROOT, "docs", "performance.md")
 # The issue's table (issue 23): label, kind, benchmark (regex over names), how it is compared.
 # kind "control": a call whose bar is 10x the real driver's time; "copy": bandwidth whose bar is
 # 90% of the best host copy of the same run (of a memcpy timed alongside, where the run has
-# bench_copy's BM_Paired_* form of the row); "alloc": also compared with malloc+free (bar 3x).
+# bench_copy's BM_Emu_Paired_* form of the row); "alloc": also compared with malloc+free (bar 3x).
 KEY_ROWS = (
     ("cudaMallocAsync + cudaFreeAsync, 256 B", "alloc", r"^BM_MallocAsyncFreeAsyncPair/256$"),
     ("cudaMallocAsync + cudaFreeAsync, 1 MiB", "alloc", r"^BM_MallocAsyncFreeAsyncPair/1048576$"),
@@ -267,9 +267,11 @@ def render(folders, out):
             host_best = best_host_copy(ours, name)
             og, rg = gbps(o), gbps(r) if r else None
             ratio = og / host_best if og and host_best else None
-            # The same operation paired with a memcpy at the same moment (bench_copy's BM_Paired_*)
-            # decides where it ran: a bar from another minute moves with the host's neighbours.
-            pair = ours.get(name.replace("BM_", "BM_Paired_", 1))
+            # The same operation paired with a memcpy at the same moment (bench_copy's BM_Emu_Paired_*;
+            # BM_Paired_* in results stored before they were emulator-only) decides where it ran: a
+            # bar from another minute moves with the host's neighbours.
+            pair = (ours.get(name.replace("BM_", "BM_Emu_Paired_", 1))
+                    or ours.get(name.replace("BM_", "BM_Paired_", 1)))
             if pair and pair.get("vs_host"):
                 ratio = pair["vs_host"]
                 where = (f"paired: {gbps(pair):.3g} GB/s, {ratio:.0%} of one {pair['host_threads']:.0f}-thread memcpy "
