@@ -164,11 +164,15 @@ struct Pageable {
 // iteration synchronizes, so that every byte is counted on both drivers.
 bool done(benchmark::State& s) { return bench::rt_ok(s, cudaStreamSynchronize(nullptr), "cudaStreamSynchronize"); }
 
+// One synchronous cudaMemcpy of the benchmark's size, then the legacy stream's synchronize.
+bool copy_done(benchmark::State& s, void* dst, const void* src, cudaMemcpyKind kind) {
+  return bench::rt_ok(s, cudaMemcpy(dst, src, static_cast<size_t>(s.range(0)), kind), "cudaMemcpy") && done(s);
+}
+
 void copy_loop(benchmark::State& s, void* dst, const void* src, cudaMemcpyKind kind) {
-  const int64_t bytes = s.range(0);
-  Meter m{bytes};
+  Meter m{s.range(0)};
   for (auto _ : s)
-    if (!bench::rt_ok(s, cudaMemcpy(dst, src, static_cast<size_t>(bytes), kind), "cudaMemcpy") || !done(s)) return;
+    if (!copy_done(s, dst, src, kind)) return;
   m.finish(s);
 }
 
@@ -268,25 +272,35 @@ void BM_MemsetD8(benchmark::State& s) {
   });
 }
 
+// The fills BM_MemsetD32 and BM_cudaMemset time (alone, and paired below).
+bool fill_d32(benchmark::State& s, void* p, size_t n) {
+  return bench::drv_ok(s, cuMemsetD32(reinterpret_cast<CUdeviceptr>(p), 0xdeadbeef, n / 4), "cuMemsetD32");
+}
+bool fill_memset(benchmark::State& s, void* p, size_t n) {
+  return bench::rt_ok(s, cudaMemset(p, 0x5a, n), "cudaMemset");
+}
+
 void BM_MemsetD32(benchmark::State& s) {
-  fill_bench(s, [&](void* p, size_t n) {
-    return bench::drv_ok(s, cuMemsetD32(reinterpret_cast<CUdeviceptr>(p), 0xdeadbeef, n / 4), "cuMemsetD32");
-  });
+  fill_bench(s, [&](void* p, size_t n) { return fill_d32(s, p, n); });
 }
 
 void BM_cudaMemset(benchmark::State& s) {
-  fill_bench(s, [&](void* p, size_t n) { return bench::rt_ok(s, cudaMemset(p, 0x5a, n), "cudaMemset"); });
+  fill_bench(s, [&](void* p, size_t n) { return fill_memset(s, p, n); });
 }
 
-// cudaMemcpyAsync on an idle stream, then a synchronize of that stream.
+// cudaMemcpyAsync of the benchmark's size on stream st, then a synchronize of that stream.
+bool async_copy_done(benchmark::State& s, void* dst, const void* src, cudaMemcpyKind kind, cudaStream_t st) {
+  return bench::rt_ok(s, cudaMemcpyAsync(dst, src, static_cast<size_t>(s.range(0)), kind, st), "cudaMemcpyAsync") &&
+         bench::rt_ok(s, cudaStreamSynchronize(st), "cudaStreamSynchronize");
+}
+
+// The same, on a stream that is idle at every iteration.
 void async_copy_idle(benchmark::State& s, void* dst, const void* src, int64_t bytes, cudaMemcpyKind kind) {
   cudaStream_t st;
   if (!bench::rt_ok(s, cudaStreamCreate(&st), "cudaStreamCreate")) return;
   Meter m{bytes};
-  for (auto _ : s) {
-    if (!bench::rt_ok(s, cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), kind, st), "cudaMemcpyAsync")) break;
-    if (!bench::rt_ok(s, cudaStreamSynchronize(st), "cudaStreamSynchronize")) break;
-  }
+  for (auto _ : s)
+    if (!async_copy_done(s, dst, src, kind, st)) break;
   m.finish(s);
   cudaStreamDestroy(st);
 }
@@ -434,11 +448,6 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// One synchronous cudaMemcpy of the benchmark's size, then the legacy stream's synchronize.
-bool copy_done(benchmark::State& s, void* dst, const void* src, cudaMemcpyKind kind) {
-  return bench::rt_ok(s, cudaMemcpy(dst, src, static_cast<size_t>(s.range(0)), kind), "cudaMemcpy") && done(s);
-}
-
 // `op()` runs the operation once, to completion (false: it failed and said so).
 // Emulator only: on a GPU the operation takes a fraction of the memcpy, so reaching the minimum
 // time of the operation alone took minutes of memcpys, and the ratio says nothing of a GPU.
@@ -494,18 +503,14 @@ void BM_Emu_Paired_Memset(benchmark::State& s) {
   if (!ready(s)) return;
   Dev d(s, s.range(0));
   if (!d.p) return;
-  paired(s, [&] { return bench::rt_ok(s, cudaMemset(d.p, 0x5a, static_cast<size_t>(s.range(0))), "cudaMemset") && done(s); });
+  paired(s, [&] { return fill_memset(s, d.p, static_cast<size_t>(s.range(0))) && done(s); });
 }
 
 void BM_Emu_Paired_MemsetD32(benchmark::State& s) {
   if (!ready(s)) return;
   Dev d(s, s.range(0));
   if (!d.p) return;
-  paired(s, [&] {
-    return bench::drv_ok(s, cuMemsetD32(reinterpret_cast<CUdeviceptr>(d.p), 0xdeadbeef, static_cast<size_t>(s.range(0)) / 4),
-                         "cuMemsetD32") &&
-           done(s);
-  });
+  paired(s, [&] { return fill_d32(s, d.p, static_cast<size_t>(s.range(0))) && done(s); });
 }
 
 void BM_Emu_Paired_AsyncDtoD_IdleStream(benchmark::State& s) {
@@ -513,11 +518,7 @@ void BM_Emu_Paired_AsyncDtoD_IdleStream(benchmark::State& s) {
   Dev a(s, s.range(0), 1), b(s, s.range(0));
   cudaStream_t st;
   if (!a.p || !b.p || !bench::rt_ok(s, cudaStreamCreate(&st), "cudaStreamCreate")) return;
-  paired(s, [&] {
-    return bench::rt_ok(s, cudaMemcpyAsync(b.p, a.p, static_cast<size_t>(s.range(0)), cudaMemcpyDeviceToDevice, st),
-                        "cudaMemcpyAsync") &&
-           bench::rt_ok(s, cudaStreamSynchronize(st), "cudaStreamSynchronize");
-  });
+  paired(s, [&] { return async_copy_done(s, b.p, a.p, cudaMemcpyDeviceToDevice, st); });
   cudaStreamDestroy(st);
 }
 
