@@ -6,6 +6,7 @@
 // --reap reclaims it, and the next smi no longer lists it. The test process itself never uses
 // CUDA: it only runs the children and the tool (all on this binary's own registry segment).
 #include <cuda.h>
+#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +19,33 @@
 #include <thread>
 
 #include "multiprocess.hpp"
+
+namespace {
+// Whether every thread of process pid reached the stopped state ('T' in its stat) within 5 s:
+// a group stop reaches each thread on its own.
+bool wait_stopped(int pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  for (int i = 0; i < 500; ++i) {
+    bool all = false;
+    if (DIR* d = ::opendir(dir.c_str())) {
+      all = true;
+      while (dirent* e = ::readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        char state = 0;
+        if (FILE* f = std::fopen((dir + "/" + e->d_name + "/stat").c_str(), "r")) {
+          if (std::fscanf(f, "%*d (%*[^)]) %c", &state) != 1) state = 0;
+          std::fclose(f);
+        }
+        all = all && state == 'T';
+      }
+      ::closedir(d);
+    }
+    if (all) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+}  // namespace
 
 namespace {
 
@@ -164,6 +192,8 @@ TEST_CASE("smi shows a pool, its allocations, its importer, and reaps a killed p
   }
   SECTION("a stopped process does not answer, and is shown as such") {
     ::kill(b.pid, SIGSTOP);
+    // kill() returns before the process stops: under load its inspector could still answer.
+    REQUIRE(wait_stopped(b.pid));
     const auto t0 = std::chrono::steady_clock::now();
     const std::string s = smi("--json -p " + std::to_string(b.pid));
     ::kill(b.pid, SIGCONT);
