@@ -112,7 +112,7 @@ inline void Pool::pend(PoolBlock* b, StreamEntry& e, uint64_t seq) {
   e.list.push_back(b);
   b->tag = &e;
   b->seq = seq;
-  b->pidx = e.list.size() - 1;
+  b->pidx = static_cast<uint32_t>(e.list.size() - 1);  // a list of 2^32 blocks cannot exist
   ++e.count;
   ++pending_;
 }
@@ -130,7 +130,7 @@ void Pool::compact(StreamEntry& e) {
   size_t n = 0;
   for (PoolBlock* b : e.list)
     if (b) {
-      b->pidx = n;
+      b->pidx = static_cast<uint32_t>(n);
       e.list[n++] = b;
     }
   e.list.resize(n);

@@ -21,30 +21,34 @@ namespace cuda_shim::mem {
 // free and the settled space next to it), so the treap of all blocks, keyed by offset,
 // carries a segment-tree summary of free runs per subtree: first fit and "which block
 // holds p" are O(log n), and the common alloc/free pair touches one block.
-struct PoolBlock {
+// Fields an allocation or a free touches come first, in the record's first cache line; the
+// treap's links and summaries follow (placement and merges only). Measured: with the fields
+// in declaration order a scrambled free or reallocation wrote two lines of a cold block.
+struct alignas(64) PoolBlock {
   uintptr_t off = 0;
   size_t size = 0;  // multiple of kPoolAlign
-  PoolBlock* prev = nullptr;  // address order
-  PoolBlock* next = nullptr;
-  PoolBlock* l = nullptr;  // treap
-  PoolBlock* r = nullptr;
-  PoolBlock* up = nullptr;
-  uint32_t prio = 0;
-  // Summary of this subtree's blocks in address order: total bytes, free run at its start,
-  // free run at its end, longest free run, and bytes before its first free byte (== total
-  // when it has none).
-  size_t total = 0, pre = 0, suf = 0, best = 0, lead = 0;
-  bool used = false;
-  // A pending free the treap still counts as used (pool_index.hpp, ParkedFrees): the
-  // summaries are always those of "used or parked".
-  bool parked = false;
   size_t req = 0;          // used: bytes requested
   uint64_t buffer_id = 0;  // used
   // Free and pending: the freeing stream's Pool::StreamEntry, and the free's position.
   void* tag = nullptr;
   uint64_t seq = 0;
-  size_t pidx = 0;  // pending: its slot in the entry's list
+  uint32_t pidx = 0;  // pending: its slot in the entry's list
+  bool used = false;
+  // A pending free the treap still counts as used (pool_index.hpp, ParkedFrees): the
+  // summaries are always those of "used or parked".
+  bool parked = false;
+  uint32_t prio = 0;
+  PoolBlock* prev = nullptr;  // address order
+  PoolBlock* next = nullptr;
+  PoolBlock* l = nullptr;  // treap
+  PoolBlock* r = nullptr;
+  PoolBlock* up = nullptr;
+  // Summary of this subtree's blocks in address order: total bytes, free run at its start,
+  // free run at its end, longest free run, and bytes before its first free byte (== total
+  // when it has none).
+  size_t total = 0, pre = 0, suf = 0, best = 0, lead = 0;
 };
+static_assert(offsetof(PoolBlock, prio) + sizeof(uint32_t) <= 64, "the hot fields share one cache line");
 
 struct Pool::StreamEntry {
   std::shared_ptr<Stream> s;  // kept alive while frees wait on it
