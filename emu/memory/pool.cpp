@@ -342,7 +342,7 @@ void Pool::claim(PoolBlock* u, size_t req, bool fix) {
   // cuMemAlloc hands out.
   u->buffer_id = (uint64_t(1) << 62) | ((handle_ >> 8) << 36) | ++next_buffer_;
   if (fix) fix_up(u);
-  if (hot_) hash_.insert(hot_->off, hot_, hot_->req);
+  if (hot_) hash_.insert(hot_->off, hot_);
   hot_ = u;
   ++live_;
   used_ += req;
@@ -361,7 +361,9 @@ PoolBlock* Pool::take_live(uintptr_t off, size_t& req) {
     req = b->req;
     return b;
   }
-  return hash_.take(off, req);
+  PoolBlock* b = hash_.take(off);
+  if (b) req = b->req;
+  return b;
 }
 
 bool Pool::live_start(uintptr_t p, size_t& req, uint64_t& id) const {

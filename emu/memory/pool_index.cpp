@@ -2,19 +2,19 @@
 
 namespace cuda_shim::mem {
 
-void BlockHash::insert(uintptr_t off, PoolBlock* b, size_t req) {
+void BlockHash::insert(uintptr_t off, PoolBlock* b) {
   if ((count_ + 1) * 2 > t_.size()) {
-    std::vector<Slot> old(t_.size() ? t_.size() * 2 : 16, Slot{0, nullptr, 0});
+    std::vector<Slot> old(t_.size() ? t_.size() * 2 : 16, Slot{0, nullptr});
     old.swap(t_);
     shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(t_.size()));
     count_ = 0;
     for (const Slot& s : old)
-      if (s.b) insert(s.off, s.b, s.req);
+      if (s.b) insert(s.off, s.b);
   }
   const size_t mask = t_.size() - 1;
   for (size_t i = slot(off);; i = (i + 1) & mask)
     if (!t_[i].b) {
-      t_[i] = Slot{off, b, req};
+      t_[i] = Slot{off, b};
       ++count_;
       return;
     }
@@ -27,7 +27,7 @@ PoolBlock* BlockHash::find(uintptr_t off) const {
     if (!t_[i].b || t_[i].off == off) return t_[i].b;
 }
 
-PoolBlock* BlockHash::take(uintptr_t off, size_t& req) {
+PoolBlock* BlockHash::take(uintptr_t off) {
   if (t_.empty()) return nullptr;
   const size_t mask = t_.size() - 1;
   size_t i = slot(off);
@@ -36,7 +36,6 @@ PoolBlock* BlockHash::take(uintptr_t off, size_t& req) {
     if (t_[i].off == off) break;
   }
   PoolBlock* b = t_[i].b;
-  req = t_[i].req;
   // Backward-shift deletion: later entries of the probe run move up where they may.
   for (size_t j = (i + 1) & mask; t_[j].b; j = (j + 1) & mask) {
     const size_t home = slot(t_[j].off);
@@ -45,7 +44,7 @@ PoolBlock* BlockHash::take(uintptr_t off, size_t& req) {
       i = j;
     }
   }
-  t_[i] = Slot{0, nullptr, 0};
+  t_[i] = Slot{0, nullptr};
   --count_;
   return b;
 }
