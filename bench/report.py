@@ -3,14 +3,15 @@
 writes the figures into docs/performance.md.
 
     bench/report.py [BUILD_DIR]                 # collect into a temporary folder, then render
-    bench/report.py collect OUT [--build B] [--real auto|yes|no] [--filter REGEX] [--reps N]
+    bench/report.py collect OUT [--build B] [--real auto|yes|no] [--filter REGEX] [--reps N] [--rounds R]
     bench/report.py render DIR [DIR...] [--out FILE]
 
 `collect` runs every bench_* binary of B/bin twice when NVIDIA's driver is found (and --real is
 not `no`): once on NVIDIA's driver and runtime (LD_LIBRARY_PATH names their folders first; the
 binaries are linked to the shared libcudart.so.13 and libcuda.so.1), once on ours (B/lib). Each
 run is Google Benchmark's JSON, medians of N repetitions, kept as OUT/{ours,real}/<bench>.json
-next to OUT/machine.json (CPU, cores, GPU, driver, commit). `render` turns one or more such
+next to OUT/machine.json (CPU, cores, GPU, driver, commit); with --rounds R the two sides take
+turns R times and each benchmark keeps its median round. `render` turns one or more such
 folders into the Markdown page; every figure the documentation states comes from that page.
 
 Per-operation cost is 1e9 / items_per_second (bench::ops), bandwidth bytes_per_second
@@ -133,8 +134,39 @@ def run_bench(exe, env, extra, reps, min_time):
     return json.loads(p.stdout)
 
 
-def collect(out, build, real, filt, reps, min_time=0.3, only=""):
-    """Returns the number of binaries that failed."""
+def median_round(rounds):
+    """One binary's JSON from several rounds: for each benchmark, the aggregate rows of the round
+    whose median time is the median over the rounds (the slower middle one for an even count), so
+    that every figure of a row comes from one run."""
+    rounds = [r for r in rounds if r]
+    if len(rounds) < 2:
+        return rounds[0] if rounds else None
+    by_round = []
+    for data in rounds:
+        rows = {}
+        for r in data.get("benchmarks", []):
+            rows.setdefault(clean(r["name"]), []).append(r)
+        by_round.append(rows)
+    merged = dict(rounds[0], benchmarks=[])
+    for name in by_round[0]:
+        cands = []
+        for rows in by_round:
+            med = next((r for r in rows.get(name, []) if r.get("aggregate_name", "median") == "median"), None)
+            if med and not med.get("error_occurred"):
+                cands.append((med["real_time"], rows[name]))
+        if not cands:
+            merged["benchmarks"] += by_round[0][name]
+            continue
+        cands.sort(key=lambda c: c[0])
+        merged["benchmarks"] += cands[len(cands) // 2][1]
+    merged["rounds"] = len(rounds)
+    return merged
+
+
+def collect(out, build, real, filt, reps, min_time=0.3, only="", rounds=1):
+    """Returns the number of binaries that failed. With rounds > 1 the two drivers take turns,
+    round after round, and each benchmark keeps its median round: a host whose speed moves over
+    minutes then weighs on both halves alike."""
     build = os.path.abspath(build)
     exes = sorted(glob.glob(os.path.join(build, "bin", "bench_*")))
     if only:
@@ -156,16 +188,22 @@ def collect(out, build, real, filt, reps, min_time=0.3, only=""):
         json.dump(machine(bool(dirs), build), f, indent=1)
     extra = [f"--benchmark_filter={filt}"] if filt else []
     failed = 0
-    for side, libs in runs.items():
-        os.makedirs(os.path.join(out, side), exist_ok=True)
-        env = dict(base, LD_LIBRARY_PATH=":".join(x for x in (libs, deps) if x))
-        for exe in exes:
-            data = run_bench(exe, env, extra, reps, min_time)
-            failed += data is None
-            if data is not None:
-                with open(os.path.join(out, side, os.path.basename(exe) + ".json"), "w") as f:
-                    json.dump(data, f, indent=1)
-            print(f"report.py: {side:4} {os.path.basename(exe)}: {'ok' if data else 'FAILED'}", flush=True)
+    got = {}  # (side, binary) -> one JSON per round
+    for rnd in range(1, rounds + 1):
+        for side, libs in runs.items():
+            os.makedirs(os.path.join(out, side), exist_ok=True)
+            env = dict(base, LD_LIBRARY_PATH=":".join(x for x in (libs, deps) if x))
+            for exe in exes:
+                data = run_bench(exe, env, extra, reps, min_time)
+                failed += data is None
+                got.setdefault((side, os.path.basename(exe)), []).append(data)
+                # Written after every round: a run cut short by a time limit keeps what it has.
+                merged = median_round(got[(side, os.path.basename(exe))])
+                if merged is not None:
+                    with open(os.path.join(out, side, os.path.basename(exe) + ".json"), "w") as f:
+                        json.dump(merged, f, indent=1)
+                tag = f" (round {rnd} of {rounds})" if rounds > 1 else ""
+                print(f"report.py: {side:4} {os.path.basename(exe)}{tag}: {'ok' if data else 'FAILED'}", flush=True)
     return failed
 
 
@@ -388,8 +426,10 @@ def main():
         ap.add_argument("--reps", type=int, default=3)
         ap.add_argument("--min-time", type=float, default=0.3, help="seconds per benchmark (Google Benchmark)")
         ap.add_argument("--only", default="", help="comma-separated binaries (default: every bench_*)")
+        ap.add_argument("--rounds", type=int, default=1,
+                        help="run both drivers this many times, taking turns; each benchmark keeps its median round")
         a = ap.parse_args(argv[1:])
-        sys.exit(1 if collect(a.out, a.build, a.real, a.filter, a.reps, a.min_time, a.only) else 0)
+        sys.exit(1 if collect(a.out, a.build, a.real, a.filter, a.reps, a.min_time, a.only, max(1, a.rounds)) else 0)
     elif argv and argv[0] == "render":
         ap = argparse.ArgumentParser(prog="report.py render")
         ap.add_argument("dirs", nargs="+")
