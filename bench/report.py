@@ -283,6 +283,19 @@ def host_steady(o, r, ours, real):
     return d if max(d, 1 / d) > HOST_DRIFT else None
 
 
+def rounds_of(folders):
+    """(folder, rounds) for each folder collected with --rounds > 1."""
+    out = []
+    for d in folders:
+        n = 1
+        for path in glob.glob(os.path.join(d, "*", "*.json")):
+            with open(path) as f:
+                n = max(n, json.load(f).get("rounds", 1))
+        if n > 1:
+            out.append((d, n))
+    return out
+
+
 def render(folders, out):
     ours, real, mach = {}, {}, {}
     drifted = False
@@ -306,7 +319,9 @@ def render(folders, out):
          f"Each figure is the median of the repetitions of `bench/report.py collect` "
          f"(rendered from {', '.join('`' + os.path.relpath(os.path.abspath(d), ROOT) + '`' for d in folders)})"
          + (": the same benchmark binaries ran on NVIDIA's driver and runtime and then on cuda-shim, "
-            "one after the other." if real else "; no real driver was present, so there is no real-driver column."),
+            "one after the other." if real else "; no real driver was present, so there is no real-driver column.")
+         + "".join(f" In `{os.path.basename(os.path.normpath(d))}` the two took turns {n} times, and each benchmark "
+                   "shows its median round." for d, n in rounds_of(folders)),
          "", "## Key figures", "",
          "| operation | cuda-shim | NVIDIA driver | faster than the driver | bar | met |",
          "|---|---|---|---|---|---|"]
