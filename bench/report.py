@@ -371,7 +371,7 @@ def render(folders, out):
         L.append(f"| {label} | {fmt_ns(on)} | {fmt_ns(rn)} | {shown} | {bar} | {met} |")
     if drifted:
         L += ["", f"Where a row names a second ratio, its host baseline (the `BM_Host_*` benchmark the row "
-              f"compares with malloc) ran more than {HOST_DRIFT - 1:.0%} apart in the driver's half and in "
+              f"names as its baseline) ran more than {HOST_DRIFT - 1:.0%} apart in the driver's half and in "
               "ours: the host itself was faster in one half. The second ratio compares each side's multiple "
               "of its own baseline, and the row counts as met only when both ratios clear the bar."]
     L += ["", "## Every benchmark", "",
