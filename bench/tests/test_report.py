@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Checks bench/report.py's two judgements that no benchmark run exercises on its own: which
+round a benchmark keeps (collect --rounds) and when a key row is also judged against each side's
+own host baseline (HOST_DRIFT)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import report  # noqa: E402
+
+
+def run(times, extra=None):
+    """One binary's JSON: a median row (and a mean row) per benchmark, as --benchmark_report_aggregates_only writes."""
+    rows = []
+    for name, t in times.items():
+        for agg, v in (("mean", t + 1000), ("median", t)):
+            rows.append({"name": f"{name}/real_time_{agg}", "run_type": "aggregate", "aggregate_name": agg,
+                         "real_time": v, "time_unit": "ns", "items_per_second": 1e9 / v, **(extra or {})})
+    return {"context": {}, "benchmarks": rows}
+
+
+def median_of(merged, name):
+    return next(r["real_time"] for r in merged["benchmarks"]
+                if r["name"] == f"{name}/real_time_median")
+
+
+def main():
+    failures = []
+
+    def check(what, got, want):
+        if got != want:
+            failures.append(f"{what}: got {got!r}, want {want!r}")
+
+    # Three rounds: the middle one per benchmark, each benchmark on its own.
+    m = report.median_round([run({"BM_A": 5, "BM_B": 1}), run({"BM_A": 1, "BM_B": 9}), run({"BM_A": 3, "BM_B": 4})])
+    check("3 rounds, BM_A", median_of(m, "BM_A"), 3)
+    check("3 rounds, BM_B", median_of(m, "BM_B"), 4)
+    check("3 rounds, rows per benchmark", len(m["benchmarks"]), 4)  # mean and median of the kept round
+    check("3 rounds, mean row from the kept round", next(r["real_time"] for r in m["benchmarks"]
+                                                         if r["name"] == "BM_A/real_time_mean"), 1003)
+    check("rounds recorded", m["rounds"], 3)
+    # Two rounds: the slower.
+    check("2 rounds", median_of(report.median_round([run({"BM_A": 2}), run({"BM_A": 7})]), "BM_A"), 7)
+    # A failed round (None) is left out; one good round is returned as it is.
+    one = run({"BM_A": 4})
+    check("1 good round of 2", report.median_round([None, one]), one)
+    check("no round", report.median_round([None]), None)
+    # A benchmark that errored in a round is judged by the others.
+    bad = run({"BM_A": 1}, {"error_occurred": True})
+    check("errored round left out", median_of(report.median_round([bad, run({"BM_A": 6}), run({"BM_A": 8})]), "BM_A"), 8)
+
+    # Host drift: the row's own baseline, 15% apart or more.
+    def row(ns, base):
+        return {"items_per_second": 1e9 / ns, "label": f"baseline={base}"}
+    ours = {"BM_Host_X": {"items_per_second": 1e9 / 10}, "BM_Op": row(50, "BM_Host_X")}
+    for real_base, want in ((10, None), (11, None), (12, 1.2), (8, 0.8)):
+        real = {"BM_Host_X": {"items_per_second": 1e9 / real_base}, "BM_Op": row(500, "BM_Host_X")}
+        got = report.host_steady(ours["BM_Op"], real["BM_Op"], ours, real)
+        check(f"drift with the driver's baseline at {real_base} ns", None if got is None else round(got, 3), want)
+    check("no baseline, no drift", report.host_steady({"items_per_second": 1.0}, {"items_per_second": 1.0}, {}, {}), None)
+
+    for f in failures:
+        print("FAIL:", f)
+    print("report.py checks:", "failed" if failures else "ok")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
