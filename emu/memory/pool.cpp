@@ -354,16 +354,13 @@ PoolBlock* Pool::find_live(uintptr_t off) const {
   return hash_.find(off);
 }
 
-PoolBlock* Pool::take_live(uintptr_t off, size_t& req) {
+PoolBlock* Pool::take_live(uintptr_t off) {
   if (hot_ && hot_->off == off) {
     PoolBlock* b = hot_;
     hot_ = nullptr;
-    req = b->req;
     return b;
   }
-  PoolBlock* b = hash_.take(off);
-  if (b) req = b->req;
-  return b;
+  return hash_.take(off);
 }
 
 bool Pool::live_start(uintptr_t p, size_t& req, uint64_t& id) const {
@@ -495,10 +492,9 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
     StreamEntry& e = entry_for(s);
     if (e.list.size() == e.list.capacity()) [[unlikely]]  // pend below cannot throw
       e.list.reserve(std::max<size_t>(16, 2 * e.list.size()));
-    size_t req = 0;
-    PoolBlock* b = window_ && p - window_ < window_size_ ? take_live(p - window_, req) : nullptr;
+    PoolBlock* b = window_ && p - window_ < window_size_ ? take_live(p - window_) : nullptr;
     if (!b) return not_live(p, api, "free", false);
-    used_ -= req;
+    used_ -= b->req;
     --live_;
     b->used = false;
     b->req = 0;
@@ -508,7 +504,7 @@ Errc Pool::free_async(uintptr_t p, Stream& s, const char* api) {
     pend(b, e, s.mark(/*watch=*/true));
     // Parked: the treap keeps counting it as used (its summaries stand as they are).
     b->parked = true;
-    parked_.push(p - window_, b);  // b->off, without reading b: a scrambled free's block is cold
+    parked_.push(p - window_, b);  // == b->off
     // Under the lock: no other thread can reuse the range before strict mode has it on record.
     if (strict::maybe()) [[unlikely]]
       strict::on_free(*this, p, shadow_ + b->off, b->size, s, b->seq);
@@ -529,8 +525,7 @@ Errc Pool::free_now(uintptr_t p, const char* api) {
   }
   {
     std::lock_guard lk(m_);
-    size_t req = 0;
-    PoolBlock* b = window_ && p - window_ < window_size_ ? take_live(p - window_, req) : nullptr;
+    PoolBlock* b = window_ && p - window_ < window_size_ ? take_live(p - window_) : nullptr;
     if (!b)
       return fail(Errc::invalid_value, "{}: {:#x} lies in {} but is not the start of a live allocation", api, p,
                   describe());

@@ -204,7 +204,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
   void verify(const char* where) const;  // CUDA_SHIM_CHECK_POOLS=1: every invariant, or abort
   // The live allocation starting exactly at offset off (the hot one or the hash's).
   PoolBlock* find_live(uintptr_t off) const;
-  PoolBlock* take_live(uintptr_t off, size_t& req);
+  PoolBlock* take_live(uintptr_t off);
   // Whether p starts a live allocation; its requested bytes and buffer id.
   bool live_start(uintptr_t p, size_t& req, uint64_t& id) const;
   // Why p (in the window or not) is not a live allocation's start, for `verb` ("free").
