@@ -295,10 +295,10 @@ bool async_copy_done(benchmark::State& s, void* dst, const void* src, cudaMemcpy
 }
 
 // The same, on a stream that is idle at every iteration.
-void async_copy_idle(benchmark::State& s, void* dst, const void* src, int64_t bytes, cudaMemcpyKind kind) {
+void async_copy_idle(benchmark::State& s, void* dst, const void* src, cudaMemcpyKind kind) {
   cudaStream_t st;
   if (!bench::rt_ok(s, cudaStreamCreate(&st), "cudaStreamCreate")) return;
-  Meter m{bytes};
+  Meter m{s.range(0)};
   for (auto _ : s)
     if (!async_copy_done(s, dst, src, kind, st)) break;
   m.finish(s);
@@ -310,7 +310,7 @@ void BM_MemcpyAsync_IdleStream(benchmark::State& s) {
   if (!ready(s)) return;
   const int64_t bytes = s.range(0);
   Dev a(s, bytes, 1), b(s, bytes);
-  if (a.p && b.p) async_copy_idle(s, b.p, a.p, bytes, cudaMemcpyDeviceToDevice);
+  if (a.p && b.p) async_copy_idle(s, b.p, a.p, cudaMemcpyDeviceToDevice);
 }
 
 // An async host-to-device copy from pinned memory on an idle stream.
@@ -319,7 +319,7 @@ void BM_MemcpyAsync_HtoD_Pinned(benchmark::State& s) {
   const int64_t bytes = s.range(0);
   Dev d(s, bytes);
   Pinned h(s, bytes);
-  if (d.p && h.p) async_copy_idle(s, d.p, h.p, bytes, cudaMemcpyHostToDevice);
+  if (d.p && h.p) async_copy_idle(s, d.p, h.p, cudaMemcpyHostToDevice);
 }
 
 // A pitched 2D copy, device to device: rows of 4 KiB in a 4.5 KiB pitch.

@@ -273,7 +273,7 @@ def baseline_of(r, rows):
 HOST_DRIFT = 1.15
 
 
-def host_steady(o, r, ours, real):
+def host_drift(o, r, ours, real):
     """How much slower the host ran in the driver's half than in ours, measured by the row's own
     BM_Host_* baseline (each half ran it in the same binary); None when within HOST_DRIFT."""
     bo, br = baseline_of(o, ours), (baseline_of(r, real) if r else None)
@@ -356,10 +356,10 @@ def render(folders, out):
         on, rn = per_op_ns(o), per_op_ns(r) if r else None
         x = rn / on if rn and on else None
         bar = f"≥{CONTROL_BAR:.0f}× driver"
-        shown, steady = fmt_x(x), host_steady(o, r, ours, real)
-        if x is not None and steady is not None:
-            shown += f" ({fmt_x(x / steady)} as multiples of each side's own `{baseline_of(o, ours)['name'].split('/')[0]}`)"
-            x = min(x, x / steady)
+        shown, drift = fmt_x(x), host_drift(o, r, ours, real)
+        if x is not None and drift is not None:
+            shown += f" ({fmt_x(x / drift)} as multiples of each side's own `{baseline_of(o, ours)['name'].split('/')[0]}`)"
+            x = min(x, x / drift)
             drifted = True
         met = "" if x is None else ("yes" if x >= CONTROL_BAR else "no")
         if kind == "alloc":

@@ -55,9 +55,9 @@ def main():
     ours = {"BM_Host_X": {"items_per_second": 1e9 / 10}, "BM_Op": row(50, "BM_Host_X")}
     for real_base, want in ((10, None), (11, None), (12, 1.2), (8, 0.8)):
         real = {"BM_Host_X": {"items_per_second": 1e9 / real_base}, "BM_Op": row(500, "BM_Host_X")}
-        got = report.host_steady(ours["BM_Op"], real["BM_Op"], ours, real)
+        got = report.host_drift(ours["BM_Op"], real["BM_Op"], ours, real)
         check(f"drift with the driver's baseline at {real_base} ns", None if got is None else round(got, 3), want)
-    check("no baseline, no drift", report.host_steady({"items_per_second": 1.0}, {"items_per_second": 1.0}, {}, {}), None)
+    check("no baseline, no drift", report.host_drift({"items_per_second": 1.0}, {"items_per_second": 1.0}, {}, {}), None)
 
     for f in failures:
         print("FAIL:", f)
