@@ -45,9 +45,7 @@ bool wait_stopped(int pid) {
   }
   return false;
 }
-}  // namespace
 
-namespace {
 
 constexpr size_t kSizes[] = {size_t(1) << 20, size_t(3) << 20, size_t(512) << 10};
 
