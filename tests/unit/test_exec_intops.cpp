@@ -171,7 +171,7 @@ template <class T> void check_mul_family(Mismatch& m) {
   for (T a : edges<T>())
     for (T b : edges<T>()) {
       const T c = iops::narrow<T>(r64());
-      const s128 p = val(a) * val(b);  // exact for <= 32-bit; for 64-bit see below
+      const s128 p = n == 64 ? 0 : val(a) * val(b);  // exact for <= 32-bit (64-bit: see below)
       T hi, lo = wrapv<T>(p);
       if constexpr (n == 64) {
         // 64x64 exact product needs 128 bits of magnitude: split into unsigned parts and fix sign.
