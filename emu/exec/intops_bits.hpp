@@ -42,6 +42,16 @@ constexpr uint32_t lop3(uint32_t a, uint32_t b, uint32_t c, uint32_t lut) {
   return d;
 }
 
+// lop3.{or,and}.b32 d|p, a, b, c, immLut, q (PTX 8.2+): d as lop3, and p = (d != 0) or/and q.
+struct Lop3Pred {
+  uint32_t d;
+  bool p;
+};
+constexpr Lop3Pred lop3_pred(uint32_t a, uint32_t b, uint32_t c, uint32_t lut, bool and_op, bool q) {
+  const uint32_t d = lop3(a, b, c, lut);
+  return {d, and_op ? (d != 0 && q) : (d != 0 || q)};
+}
+
 // ---- counting and searching ------------------------------------------------------------------
 // popc.b32/.b64 and clz.b32/.b64 write a .u32 result; clz(0) is the width.
 template <Int T> constexpr uint32_t popc(T a) { return static_cast<uint32_t>(std::popcount(static_cast<U<T>>(a))); }

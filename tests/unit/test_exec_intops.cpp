@@ -413,6 +413,10 @@ TEST_CASE("and/or/xor/not/cnot and lop3 over all 256 LUTs", "[exec][intops]") {
   CHECK(iops::lop3(0xF0, 0xCC, 0xAA, 0x80) == (0xF0u & 0xCCu & 0xAAu));
   CHECK(iops::lop3(0xF0, 0xCC, 0xAA, 0xFE) == (0xF0u | 0xCCu | 0xAAu));
   CHECK(iops::lop3(0xF0, 0xCC, 0xAA, 0x96) == (0xF0u ^ 0xCCu ^ 0xAAu));
+  CHECK(iops::lop3_pred(1, 1, 1, 0x80, false, false).p);        // d != 0
+  CHECK_FALSE(iops::lop3_pred(1, 0, 1, 0x80, false, false).p);  // d == 0, or q=false
+  CHECK(iops::lop3_pred(1, 0, 1, 0x80, false, true).p);
+  CHECK_FALSE(iops::lop3_pred(1, 1, 1, 0x80, true, false).p);   // and q=false
   Mismatch m;
   for (uint32_t lut = 0; lut < 256; ++lut) {
     if ((iops::lop3(0xF0, 0xCC, 0xAA, lut) & 0xffu) != lut) m.add("identity lut " + std::to_string(lut));
