@@ -18,7 +18,7 @@
 #include "memory/address_space.hpp"
 #include "memory/array.hpp"
 #include "memory/pool.hpp"
-#include "module/launch.hpp"
+#include "exec/launch.hpp"
 #include "vmm/vmm.hpp"
 
 namespace cuda_shim::abi {

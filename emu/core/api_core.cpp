@@ -420,6 +420,7 @@ Errc cuCtxSynchronize() noexcept {
   TRY(require_context("cuCtxSynchronize", ctx));
   TRY(not_in_host_function("cuCtxSynchronize"));
   ctx->synchronize();
+  if (ctx->faulted()) return ctx->fault_error("cuCtxSynchronize");
   return Errc::success;
 }
 
@@ -429,6 +430,7 @@ Errc cuCtxSynchronize_v2(CUcontext h) noexcept {
   TRY(lookup_ctx(h, "cuCtxSynchronize_v2", ctx));
   TRY(not_in_host_function("cuCtxSynchronize_v2"));
   ctx->synchronize();
+  if (ctx->faulted()) return ctx->fault_error("cuCtxSynchronize_v2");
   return Errc::success;
 }
 

@@ -45,6 +45,7 @@ Errc sync(CUstream h, bool pt, const char* api) {
   TRY(not_in_host_function(api));
   s->synchronize();
   upcalls::after_sync();  // observed frees are released down to each pool's threshold
+  if (s->ctx()->faulted()) return s->ctx()->fault_error(api);  // a kernel of the wait faulted
   return Errc::success;
 }
 
@@ -283,6 +284,7 @@ Errc cuEventSynchronize(CUevent h) noexcept {
     }
   }
   upcalls::after_sync();
+  if (Context* c = current_context_raw(); c && c->faulted()) return c->fault_error("cuEventSynchronize");
   return Errc::success;
 }
 

@@ -131,8 +131,20 @@ void Config::apply_file_text(const std::string& text, const std::string& origin)
       // Applied before the rest (Config::get), so that this file's other keys override it.
     } else if (key == "faults") {
       faults = val;  // parsed, and reported if bad, by the fault engine at the first call
-    } else if (key == "kernels" && (val == "refuse" || val == "skip")) {
-      skip_kernels = val == "skip";
+    } else if (key == "kernels" && (val == "run" || val == "refuse" || val == "skip")) {
+      kernels = val == "run" ? KernelPolicy::run : val == "skip" ? KernelPolicy::skip : KernelPolicy::refuse;
+    } else if (key == "exec_threads") {
+      uint64_t n = 0;
+      if (!parse_u64(val, n) || n > 4096)
+        warnings.push_back(fmt::format("{}: exec_threads = {} is not a thread count (0: the cores)", where(origin, lineno), val));
+      else
+        exec_threads = static_cast<unsigned>(n);
+    } else if (key == "kernel_timeout") {
+      uint64_t n = 0;
+      if (!parse_u64(val, n) || n > 86400)
+        warnings.push_back(fmt::format("{}: kernel_timeout = {} is not a number of seconds (0: none)", where(origin, lineno), val));
+      else
+        kernel_timeout = static_cast<unsigned>(n);
     } else if (key.rfind("device.", 0) == 0) {
       // device.N.field
       auto dot = key.find('.', 7);
@@ -166,6 +178,8 @@ void Config::apply_env() {
       {"CUDA_SHIM_CONCURRENT_MANAGED_ACCESS", "concurrent_managed_access"},
       {"CUDA_SHIM_PAGEABLE_MEMORY_ACCESS", "pageable_memory_access"},
       {"CUDA_SHIM_KERNELS", "kernels"},
+      {"CUDA_SHIM_EXEC_THREADS", "exec_threads"},
+      {"CUDA_SHIM_KERNEL_TIMEOUT", "kernel_timeout"},
       {"CUDA_SHIM_FAULTS", "faults"},
   };
   for (const auto& [var, key] : kVars)

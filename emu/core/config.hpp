@@ -41,9 +41,16 @@ struct Config {
   int strict = 0;
   int concurrent_managed_access = 1;  // every device's, unless device.N.* says otherwise
   int pageable_memory_access = 0;
-  // Kernel launches (device code never runs): false refuses them (CUDA_ERROR_NOT_SUPPORTED,
-  // explained), true completes them as no-ops in stream order. CUDA_SHIM_KERNELS=refuse|skip.
-  bool skip_kernels = false;
+  // Kernel launches (CUDA_SHIM_KERNELS=run|refuse|skip): run them on the PTX engine (emu/exec/)
+  // when the module has PTX, refuse them (CUDA_ERROR_NOT_SUPPORTED, explained), or complete them
+  // as no-ops in stream order.
+  enum class KernelPolicy { run, refuse, skip };
+  KernelPolicy kernels = KernelPolicy::run;
+  // Host threads a grid's blocks spread over (CUDA_SHIM_EXEC_THREADS); 0: the cores.
+  unsigned exec_threads = 0;
+  // A grid running longer than this many seconds stops with CUDA_ERROR_LAUNCH_TIMEOUT, as under a
+  // display GPU's watchdog (CUDA_SHIM_KERNEL_TIMEOUT); 0, the default: no limit, as on a compute GPU.
+  unsigned kernel_timeout = 0;
   // Fault-injection rules (CUDA_SHIM_FAULTS syntax, abi/faults.hpp); empty: none.
   std::string faults;
   std::vector<DeviceConfig> device;  // size == devices

@@ -161,7 +161,22 @@ Errc require_context_slow(const char* api, Context*& out) {
   if (!out->active())  // measured: 709 after cudaDeviceReset left the primary current
     return fail(Errc::context_is_destroyed, "{}: the current context is a primary context that was reset or "
                 "released to a reference count of 0; retain it again (or call any runtime function)", api);
+  if (out->faulted()) return out->fault_error(api);
   return Errc::success;
+}
+
+void Context::set_fault(Errc e, std::string what) {
+  std::lock_guard lk(fault_m_);
+  if (fault_.load(std::memory_order_relaxed)) return;  // the first fault is the one reported
+  fault_what_ = std::move(what);
+  fault_.store(static_cast<int>(e), std::memory_order_release);
+}
+
+Errc Context::fault_error(const char* api) const {
+  std::lock_guard lk(fault_m_);
+  return fail(static_cast<Errc>(fault_.load(std::memory_order_relaxed)),
+              "{}: the context is unusable after a kernel fault (sticky, as on a GPU; destroy the context or reset "
+              "the device): {}", api, fault_what_);
 }
 
 Errc require_context(const char* api, std::shared_ptr<Context>& out) {

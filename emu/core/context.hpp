@@ -50,6 +50,14 @@ class Context : public std::enable_shared_from_this<Context> {
 
   size_t limit[16] = {};
 
+  // A kernel fault (illegal address, assert, ...) corrupts the context, as on a GPU: from then
+  // on every call that needs the context answers the fault's code (sticky), until the context is
+  // destroyed or, for a primary context, reset.
+  bool faulted() const { return fault_.load(std::memory_order_acquire) != 0; }
+  void set_fault(Errc e, std::string what);
+  Errc fault_error(const char* api) const;
+
+
   // Peer access (cuCtxEnablePeerAccess): the ids of the contexts whose memory this one's
   // device may reach directly. Copies never need it; fills of another device's memory do.
   bool peer_enabled(uint64_t peer_id) const;
@@ -65,6 +73,9 @@ class Context : public std::enable_shared_from_this<Context> {
   bool primary_;
   uint64_t id_;
   std::atomic<bool> active_{true};
+  std::atomic<int> fault_{0};
+  mutable std::mutex fault_m_;
+  std::string fault_what_;
   mutable SpinLock peers_m_;
   std::vector<uint64_t> peers_;
   std::shared_ptr<Stream> legacy_;
@@ -108,6 +119,8 @@ inline Errc require_context(const char* api, Context*& out) {
   ThreadState& t = ts();
   if (ctx_cache_hit(t) && t.ctx_ok) [[likely]] {
     out = t.ctx.get();
+    if (out->faulted()) [[unlikely]]
+      return out->fault_error(api);
     return Errc::success;
   }
   return require_context_slow(api, out);

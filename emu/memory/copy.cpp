@@ -279,6 +279,9 @@ Errc submit_copy(CopyOp op, const Submit& how, const char* api) {
   if (!how.async || op.dst.pageable()) {
     const CopyOp* p = &op;
     s->wait_for(s->enqueue([p] { p->run(); }, {}, /*inline_ok=*/true));
+    // A kernel before the copy faulted: the copy's answer is the fault, as the GPU's would be.
+    if (s->ctx()->faulted()) [[unlikely]]
+      return s->ctx()->fault_error(api);
     return Errc::success;
   }
   if (op.src.pageable()) return submit_staged(std::move(op), *s);

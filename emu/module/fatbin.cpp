@@ -11,6 +11,8 @@
 #include <lz4.h>
 #include <zstd.h>
 
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "module/image_detail.hpp"
@@ -68,6 +70,21 @@ Errc unpack(const uint8_t* c, const Entry& e, std::vector<uint8_t>& out, const c
       return fail(Errc::invalid_image, "{}: fat binary entry at offset {:#x} ({}): LZ4 data is damaged or gives other than {} bytes",
                   api, e.at, e.label(), e.unpacked);
   }
+  return Errc::success;
+}
+
+// A PTX entry's text (unpacked), for the kernel engine; the payload's padding NULs dropped.
+Errc entry_text(const uint8_t* c, const Entry& e, std::string& out, const char* api) {
+  std::vector<uint8_t> buf;
+  const uint8_t* data = c + e.payload;
+  uint64_t n = e.padded;
+  if (e.flags & (kFlagZstd | kFlagLz4)) {
+    TRY(unpack(c, e, buf, api));
+    data = buf.data();
+    n = buf.size();
+  }
+  const auto* s = reinterpret_cast<const char*>(data);
+  out.assign(s, strnlen(s, n));
   return Errc::success;
 }
 
@@ -155,7 +172,10 @@ Errc container(const uint8_t* c, uint64_t size, int cc, Image& out, const char* 
     if (n < 4 || !magic(data, {0x7f, 'E', 'L', 'F'}))
       return fail(Errc::invalid_image, "{}: fat binary entry at offset {:#x} ({}) holds no ELF image", api, pick->at, pick->label());
     TRY(detail::cubin(data, n, img, api, v));
-    if (ptx) img.ptx_version = ptx->ptx_version;
+    if (ptx) {
+      img.ptx_version = ptx->ptx_version;
+      TRY(entry_text(c, *ptx, img.ptx, api));
+    }
   } else {
     if (n == 0) return fail(Errc::invalid_image, "{}: fat binary entry at offset {:#x} ({}) is empty", api, pick->at, pick->label());
     TRY(detail::ptx(reinterpret_cast<const char*>(data), n, img, api, v));

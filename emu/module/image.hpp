@@ -54,6 +54,10 @@ struct Image {
   int device_cc = 0;      // the compute capability the entry was chosen for (set by the loader)
   std::vector<KernelDesc> kernels;
   std::vector<GlobalDesc> globals;
+  // The PTX the kernel engine (emu/exec/) runs: the chosen entry's text when it is PTX, else the
+  // fat binary's newest PTX the device could compile beside the machine code (nvcc keeps
+  // compute_XX PTX by default). Empty for machine code alone, which the engine refuses.
+  std::string ptx;
 };
 
 // Parses `data` (see above) for a device of compute capability `cc` (major*10+minor).

@@ -59,6 +59,10 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::shared_ptr<Function>> functions;  // image->kernels' order
   std::vector<Variable> vars;                        // image->globals' order
   std::vector<CUdeviceptr> owned;                    // what unload frees
+  // The kernel engine's compiled form of the image's PTX, made at the first launch and dying with
+  // the module. Opaque here: the engine (emu/exec/, a room above) owns its type.
+  std::mutex engine_m;
+  std::shared_ptr<const void> engine;
 
   ~Module();
   const Function* function(const std::string& name) const;

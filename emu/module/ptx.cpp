@@ -658,6 +658,7 @@ Errc detail::ptx(const char* text, size_t size, Image& out, const char* api, Var
   Image img;
   TRY(parser.run(img, variant));
   img.from_ptx = true;
+  img.ptx.assign(text, n);
   out = std::move(img);
   return Errc::success;
 }

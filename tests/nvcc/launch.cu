@@ -2,11 +2,11 @@
 // a template and a namespaced kernel, on the default stream and on created streams.
 //
 // What a launch does depends on where it runs:
-//   cuda-shim, CUDA_SHIM_KERNELS unset or "refuse": every valid launch fails with
-//     cudaErrorNotSupported, once (cudaGetLastError then says cudaSuccess: not sticky), and
-//     everything else keeps working;
-//   cuda-shim, CUDA_SHIM_KERNELS=skip: launches succeed as no-ops in stream order;
-//   NVIDIA's driver: launches succeed and the kernels run (their results are checked).
+//   NVIDIA's driver, and cuda-shim with CUDA_SHIM_KERNELS unset or "run": launches succeed and
+//     the kernels run (their results are checked; cuda-shim runs the PTX nvcc keeps);
+//   cuda-shim, CUDA_SHIM_KERNELS=refuse: every valid launch fails with cudaErrorNotSupported,
+//     once (cudaGetLastError then says cudaSuccess: not sticky), and everything else keeps working;
+//   cuda-shim, CUDA_SHIM_KERNELS=skip: launches succeed as no-ops in stream order.
 // Either way cuda-shim records each launch that passed the checks (cuShimGetLaunchCount /
 // cuShimGetLaunchRecord, looked up with dlsym so this file builds with NVIDIA's headers alone),
 // and invalid configurations fail with the real driver's codes before any of that.
@@ -294,12 +294,14 @@ int main() {
   require_shim_if_asked();  // loads the driver: on_cuda_shim() can tell from here on
   const char* policy = std::getenv("CUDA_SHIM_KERNELS");
   if (on_cuda_shim()) {
-    if (!policy || !*policy || std::strcmp(policy, "refuse") == 0) {
+    if (!policy || !*policy || std::strcmp(policy, "run") == 0) {
+      mode = Mode::Real;
+    } else if (std::strcmp(policy, "refuse") == 0) {
       mode = Mode::Refuse;
     } else if (std::strcmp(policy, "skip") == 0) {
       mode = Mode::Skip;
     } else {
-      std::fprintf(stderr, "launch: CUDA_SHIM_KERNELS=%s: this test knows refuse and skip\n", policy);
+      std::fprintf(stderr, "launch: CUDA_SHIM_KERNELS=%s: this test knows run, refuse and skip\n", policy);
       return 2;
     }
     launch_count = shim_fn<CountFn>("cuShimGetLaunchCount");
@@ -316,6 +318,6 @@ int main() {
   OK(cudaDeviceSynchronize());
   const char* what = mode == Mode::Refuse ? "launches refused (CUDA_SHIM_KERNELS=refuse)"
                      : mode == Mode::Skip ? "launches skipped in stream order (CUDA_SHIM_KERNELS=skip)"
-                                          : "launches ran on the GPU";
+                                          : on_cuda_shim() ? "launches ran on cuda-shim's kernel engine" : "launches ran on the GPU";
   return finish(what);
 }

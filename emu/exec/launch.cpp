@@ -1,9 +1,9 @@
 // Kernel launches: cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel (and _ptsz).
-// Every argument is checked as the real driver checks it; then, since device code never
-// runs here, the launch policy decides (Config::skip_kernels, CUDA_SHIM_KERNELS): refuse with
-// CUDA_ERROR_NOT_SUPPORTED (the default; nothing sticky), or complete as a no-op in stream
-// order. Either way the launch is recorded for cuShimGetLaunchRecord.
-#include "module/launch.hpp"
+// Every argument is checked as the real driver checks it; then the launch policy decides
+// (Config::kernels, CUDA_SHIM_KERNELS): run the grid on the PTX engine in stream order (the
+// default), refuse with CUDA_ERROR_NOT_SUPPORTED (nothing sticky), or complete as a no-op in
+// stream order. Every launch is recorded for cuShimGetLaunchRecord.
+#include "exec/launch.hpp"
 
 #include <array>
 #include <cstring>
@@ -14,6 +14,7 @@
 #include "core/config.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "exec/run_grid.hpp"
 #include "module/attributes.hpp"
 #include "module/module.hpp"
 
@@ -172,14 +173,18 @@ Errc launch(CUfunction h, const LaunchArgs& a, const char* api) {
   TRY(check_cluster(a, k, s, *ctx->device(), api));
   std::shared_ptr<Stream> st;
   TRY(resolve_stream(a.stream, a.per_thread, api, st));
-  const bool skip = Config::get().skip_kernels;
-  record(k, a, skip, st->id());
-  if (!skip)
-    return fail(Errc::not_supported, "{}: kernel '{}' ({}x{}x{} blocks of {}x{}x{} threads) was not launched: cuda-shim "
-                "runs no device code. Set CUDA_SHIM_KERNELS=skip to complete launches as no-ops in stream order",
-                api, k.name, a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1], a.block[2]);
-  st->enqueue(nullptr, {}, true);  // a point in stream order: what follows waits for what came before
-  return Errc::success;
+  const auto policy = Config::get().kernels;
+  record(k, a, policy == Config::KernelPolicy::skip, st->id());
+  if (policy == Config::KernelPolicy::refuse)
+    return fail(Errc::not_supported, "{}: kernel '{}' ({}x{}x{} blocks of {}x{}x{} threads) was not launched: "
+                "CUDA_SHIM_KERNELS=refuse. Set CUDA_SHIM_KERNELS=run (the default) to run it, or skip to complete "
+                "launches as no-ops in stream order", api, k.name, a.grid[0], a.grid[1], a.grid[2], a.block[0],
+                a.block[1], a.block[2]);
+  if (policy == Config::KernelPolicy::skip) {
+    st->enqueue(nullptr, {}, true);  // a point in stream order: what follows waits for what came before
+    return Errc::success;
+  }
+  return exec::enqueue_grid(*m, k, s, a, st, api);
 }
 
 uint64_t launch_count() noexcept {

@@ -22,7 +22,7 @@ struct LaunchArgs {
   bool has_cluster = false;
 };
 
-// Checks a launch of h as the driver does, then refuses or skips it (Config::skip_kernels).
+// Checks a launch of h as the driver does, then runs, refuses or skips it (Config::kernels).
 Errc launch(CUfunction h, const LaunchArgs& a, const char* api);
 
 uint64_t launch_count() noexcept;

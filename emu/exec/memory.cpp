@@ -1,0 +1,98 @@
+// Global memory for kernels: the slow path of MemView::global (a translation not cached yet),
+// and the generic windows.
+#include "exec/memory.hpp"
+
+#include <sys/mman.h>
+
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+#include "memory/address_space.hpp"
+#include "memory/pool.hpp"
+
+namespace cuda_shim::exec {
+namespace {
+
+std::atomic<uint64_t> g_epoch{1};
+
+// Reserves address space nobody can map over: generic shared and local addresses land here.
+uintptr_t reserve(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? 0 : reinterpret_cast<uintptr_t>(p);
+}
+
+}  // namespace
+
+const Windows& windows() {
+  static const Windows w = [] {
+    Windows x;
+    x.shared_size = uintptr_t{1} << 24;  // 16 MiB: past any block's shared memory
+    x.shared = reserve(x.shared_size);
+    x.local_size = uintptr_t{1} << 32;   // 4 GiB: past any thread's local stack
+    x.local = reserve(x.local_size);
+    return x;
+  }();
+  return w;
+}
+
+struct MemView::Keep {
+  std::vector<mem::RangePtr> ranges;
+  std::string reports;
+  unsigned reported = 0;
+};
+
+MemView::MemView() : epoch_(g_epoch.fetch_add(1, std::memory_order_relaxed)), keep_(new Keep) {}
+MemView::~MemView() { delete keep_; }
+
+std::string MemView::take_reports() {
+  std::string r;
+  r.swap(keep_->reports);
+  return r;
+}
+
+uint8_t* MemView::slow(uintptr_t a, unsigned n, bool write, std::string& why) {
+  mem::RangePtr r = mem::AddressSpace::get().find(a);
+  if (!r) {
+    why = fmt::format("address {:#x} lies in no allocation", a);
+    return nullptr;
+  }
+  uintptr_t lo = r->base, len = r->size;
+  intptr_t delta = reinterpret_cast<intptr_t>(r->host) - static_cast<intptr_t>(r->base);
+  if (r->kind == mem::Kind::pool && r->pool) {
+    mem::PoolAlloc al;
+    if (r->pool->lookup(a, al)) {
+      lo = al.base, len = al.size;
+    } else if (keep_->reported < 8) {
+      // The window stays mapped after a stream-ordered free, so a GPU reads on: report, as
+      // compute-sanitizer would, and let the access through.
+      ++keep_->reported;
+      keep_->reports += fmt::format("{} {:#x}, in {} but in none of its live allocations (freed in stream order?)\n",
+                                    write ? "write to" : "read of", a, r->pool->describe());
+    }
+  }
+  if (a - lo >= len || n > len - (a - lo)) {
+    why = fmt::format("{} bytes at {:#x} run past the end of the {}-byte allocation at {:#x}", n, a, len, lo);
+    return nullptr;
+  }
+  if (r->kind == mem::Kind::vmm && r->vmm) {
+    unsigned acc = mem::vmm_queries().device_access(*r->vmm, r->ordinal);
+    if (acc == 0 || (write && acc != 3)) {  // CU_MEM_ACCESS_FLAGS_PROT_READWRITE == 3
+      why = fmt::format("address {:#x} is mapped without {} access for the device (cuMemSetAccess)", a,
+                        write ? "read-write" : "read");
+      return nullptr;
+    }
+  }
+  const bool writable = !(r->kind == mem::Kind::host_registered && (r->flags & 0x08));  // CU_MEMHOSTREGISTER_READ_ONLY
+  if (write && !writable) {
+    why = fmt::format("address {:#x} is read-only registered host memory", a);
+    return nullptr;
+  }
+  if (keep_->ranges.empty() || keep_->ranges.back() != r) keep_->ranges.push_back(r);
+  Entry& e = cache_[(a >> 21) & (kWays - 1)];
+  e.epoch = epoch_;
+  e.lo = lo, e.len = len, e.delta = delta, e.writable = writable;
+  return reinterpret_cast<uint8_t*>(a + delta);
+}
+
+}  // namespace cuda_shim::exec

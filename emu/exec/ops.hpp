@@ -1,0 +1,88 @@
+// Shared pieces of the instruction handlers (ops_*.cpp): typed reads and writes of register
+// slots, and the loops that apply a per-lane function to every active lane.
+#pragma once
+#include <bit>
+#include <cstring>
+#include <string_view>
+#include <type_traits>
+
+#include "exec/interp.hpp"
+
+namespace cuda_shim::exec {
+
+// A slot holds the value's bits zero-extended to 64; readers take the low bits of their type.
+template <class T>
+inline T from_slot(uint64_t v) {
+  if constexpr (std::is_same_v<T, float>) return std::bit_cast<float>(static_cast<uint32_t>(v));
+  else if constexpr (std::is_same_v<T, double>) return std::bit_cast<double>(v);
+  else return static_cast<T>(v);
+}
+template <class T>
+inline uint64_t to_slot(T v) {
+  if constexpr (std::is_same_v<T, float>) return std::bit_cast<uint32_t>(v);
+  else if constexpr (std::is_same_v<T, double>) return std::bit_cast<uint64_t>(v);
+  else if constexpr (std::is_same_v<T, bool>) return v ? 1 : 0;
+  else return static_cast<std::make_unsigned_t<T>>(v);
+}
+
+// d = f(a) / f(a, b) / f(a, b, c) over the lanes of mask, operands op[1..3], result op[0].
+template <class D, class A, class F>
+inline void unary(Warp& w, const Insn& in, uint32_t mask, F f) {
+  unsigned sa;
+  const uint64_t* a = w.src(in.op[1], sa);
+  uint64_t* d = w.dst(in.op[0]);
+  for_lanes(mask, [&](unsigned l) { d[l] = to_slot<D>(f(from_slot<A>(a[l * sa]))); });
+}
+template <class D, class A, class B, class F>
+inline void binary(Warp& w, const Insn& in, uint32_t mask, F f) {
+  unsigned sa, sb;
+  const uint64_t* a = w.src(in.op[1], sa);
+  const uint64_t* b = w.src(in.op[2], sb);
+  uint64_t* d = w.dst(in.op[0]);
+  for_lanes(mask, [&](unsigned l) { d[l] = to_slot<D>(f(from_slot<A>(a[l * sa]), from_slot<B>(b[l * sb]))); });
+}
+template <class D, class A, class B, class C, class F>
+inline void ternary(Warp& w, const Insn& in, uint32_t mask, F f) {
+  unsigned sa, sb, sc;
+  const uint64_t* a = w.src(in.op[1], sa);
+  const uint64_t* b = w.src(in.op[2], sb);
+  const uint64_t* c = w.src(in.op[3], sc);
+  uint64_t* d = w.dst(in.op[0]);
+  for_lanes(mask, [&](unsigned l) {
+    d[l] = to_slot<D>(f(from_slot<A>(a[l * sa]), from_slot<B>(b[l * sb]), from_slot<C>(c[l * sc])));
+  });
+}
+
+// Calls F::template run<T> for the C++ type of an integer Ty; null for other types.
+template <template <class> class H>
+inline Handler by_int(Ty t) {
+  switch (t) {
+    case Ty::u8: case Ty::b8: return &H<uint8_t>::run;
+    case Ty::s8: return &H<int8_t>::run;
+    case Ty::u16: case Ty::b16: return &H<uint16_t>::run;
+    case Ty::s16: return &H<int16_t>::run;
+    case Ty::u32: case Ty::b32: return &H<uint32_t>::run;
+    case Ty::s32: return &H<int32_t>::run;
+    case Ty::u64: case Ty::b64: return &H<uint64_t>::run;
+    case Ty::s64: return &H<int64_t>::run;
+    default: return nullptr;
+  }
+}
+template <template <class> class H>
+inline Handler by_float(Ty t) {
+  switch (t) {
+    case Ty::f32: return &H<float>::run;
+    case Ty::f64: return &H<double>::run;
+    default: return nullptr;
+  }
+}
+
+// The handler tables of each family (ops_*.cpp): null when the family has no such instruction.
+// They may set opcode-specific fields of `in` (which function, which operation).
+Handler int_handler(std::string_view op, Insn& in);
+Handler float_handler(std::string_view op, Insn& in);
+Handler mem_handler(std::string_view op, Insn& in);
+Handler warp_handler(std::string_view op, Insn& in);
+Handler bits_handler(std::string_view op, Insn& in);
+
+}  // namespace cuda_shim::exec
