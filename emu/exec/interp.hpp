@@ -132,7 +132,7 @@ void raise(Warp& w, unsigned lane, Errc code, const std::string& what);
 
 // The lanes of `mask`, fast when all 32 are set (the loop then vectorizes).
 template <class F>
-inline void for_lanes(uint32_t mask, F&& f) {
+[[gnu::always_inline]] inline void for_lanes(uint32_t mask, F&& f) {
   if (mask == 0xffffffffu) {
     for (unsigned l = 0; l < kLanes; ++l) f(l);
   } else {

@@ -35,13 +35,13 @@ T sat32(int64_t v) { return static_cast<T>(v > INT32_MAX ? INT32_MAX : v < INT32
 template <class T> struct Add {
   static void run(Warp& w, const Insn& in, uint32_t m) {
     if (in.flags & kSat) return binary<T, T, T>(w, in, m, [](T a, T b) { return sat32<T>(static_cast<int64_t>(a) + static_cast<int64_t>(b)); });
-    binary<T, T, T>(w, in, m, wrap_add<T>);
+    binary<T, T, T>(w, in, m, [](T a, T b) { return wrap_add<T>(a, b); });
   }
 };
 template <class T> struct Sub {
   static void run(Warp& w, const Insn& in, uint32_t m) {
     if (in.flags & kSat) return binary<T, T, T>(w, in, m, [](T a, T b) { return sat32<T>(static_cast<int64_t>(a) - static_cast<int64_t>(b)); });
-    binary<T, T, T>(w, in, m, wrap_sub<T>);
+    binary<T, T, T>(w, in, m, [](T a, T b) { return wrap_sub<T>(a, b); });
   }
 };
 
@@ -83,7 +83,7 @@ template <class T> struct Mul {
     if (in.flags & kWide) return binary<W, T, T>(w, in, m, [](T a, T b) { return static_cast<W>(W{a} * W{b}); });
     if (in.flags & kHi)
       return binary<T, T, T>(w, in, m, [](T a, T b) { return static_cast<T>((W{a} * W{b}) >> bits); });
-    binary<T, T, T>(w, in, m, wrap_mul<T>);
+    binary<T, T, T>(w, in, m, [](T a, T b) { return wrap_mul<T>(a, b); });
   }
 };
 template <class T> struct Mad {

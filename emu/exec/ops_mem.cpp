@@ -3,6 +3,7 @@
 // then have nothing to wait for).
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 
@@ -85,6 +86,18 @@ uint64_t load_bits(const uint8_t* p, unsigned n, bool sign) {
 void ld(Warp& w, const Insn& in, uint32_t m) {
   const unsigned n = ty_bytes(in.ty), v = in.vec;
   const bool sign = ty_signed(in.ty);
+  if (in.op[4] == kNone && in.space == Space::kparam) {  // a kernel parameter: the same for every lane
+    const unsigned l0 = static_cast<unsigned>(__builtin_ctz(m));
+    uint8_t* p = resolve(w, in.space, lane_addr(w, in, l0), n * v, false, l0);
+    if (!p) return;
+    for (unsigned i = 0; i < v; ++i) {
+      if (in.op[i] == kNone) continue;
+      const uint64_t x = load_bits(p + i * n, n, sign);
+      uint64_t* d = w.dst(in.op[i]);
+      for_lanes(m, [&](unsigned l) { d[l] = x; });
+    }
+    return;
+  }
   for_lanes(m, [&](unsigned l) {
     if (w.fault) return;
     uint8_t* p = resolve(w, in.space, lane_addr(w, in, l), n * v, false, l);
@@ -105,39 +118,58 @@ void st(Warp& w, const Insn& in, uint32_t m) {
     }
   });
 }
-// Global f32 loads and stores with full warps are most of memory-bound kernels' time: no
-// vector, no sign, and the translation cache right here.
-void ld_global32(Warp& w, const Insn& in, uint32_t m) {
-  uint64_t* d = w.dst(in.op[0]);
+// Global and generic loads and stores of one element per lane: most of a memory-bound
+// kernel's time. A warp's accesses usually fall in one allocation (coalesced, as on a GPU):
+// their span is translated once and each lane reads through the same offset. Anything else
+// (lanes in several allocations, shared or local generic addresses, faults) takes the general
+// path lane by lane.
+template <unsigned N, bool Store>
+void global_access(Warp& w, const Insn& in, uint32_t m) {
+  unsigned sb;
+  const uint64_t* base = w.src(in.op[4], sb);
+  const uint64_t off = static_cast<uint64_t>(in.imm);
+  uint64_t lo = ~uint64_t{0}, hi = 0, misaligned = 0;
   for_lanes(m, [&](unsigned l) {
-    if (w.fault) return;
-    uint64_t a = lane_addr(w, in, l);
-    std::string why;
-    uint8_t* p = (a & 3) ? nullptr : w.block->mem->global(a, 4, false, why);
-    if (!p) {
-      resolve(w, in.space, a, 4, false, l);
-      return;
-    }
-    uint32_t x;
-    std::memcpy(&x, p, 4);
-    d[l] = x;
+    const uint64_t a = base[l * sb] + off;
+    lo = a < lo ? a : lo;
+    hi = a > hi ? a : hi;
+    misaligned |= a & (N - 1);
   });
+  std::string why;
+  uint8_t* p0 = misaligned ? nullptr : w.block->mem->global(lo, static_cast<unsigned>(std::min<uint64_t>(hi - lo + N, 1u << 30)), Store, why);
+  if (!p0 || hi - lo >= (1u << 30)) {
+    if (Store) st(w, in, m);
+    else ld(w, in, m);
+    return;
+  }
+  const intptr_t delta = reinterpret_cast<intptr_t>(p0) - static_cast<intptr_t>(lo);
+  using T = std::conditional_t<N == 1, uint8_t, std::conditional_t<N == 2, uint16_t, std::conditional_t<N == 4, uint32_t, uint64_t>>>;
+  if constexpr (Store) {
+    unsigned sv;
+    const uint64_t* v = w.src(in.op[0], sv);
+    for_lanes(m, [&](unsigned l) {
+      const T x = static_cast<T>(v[l * sv]);
+      std::memcpy(reinterpret_cast<uint8_t*>(base[l * sb] + off + delta), &x, N);
+    });
+  } else {
+    uint64_t* d = w.dst(in.op[0]);
+    const bool sign = ty_signed(in.ty);
+    for_lanes(m, [&](unsigned l) {
+      T x;
+      std::memcpy(&x, reinterpret_cast<const uint8_t*>(base[l * sb] + off + delta), N);
+      d[l] = sign ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<std::make_signed_t<T>>(x))) : x;
+    });
+  }
 }
-void st_global32(Warp& w, const Insn& in, uint32_t m) {
-  unsigned ss;
-  const uint64_t* s = w.src(in.op[0], ss);
-  for_lanes(m, [&](unsigned l) {
-    if (w.fault) return;
-    uint64_t a = lane_addr(w, in, l);
-    std::string why;
-    uint8_t* p = (a & 3) ? nullptr : w.block->mem->global(a, 4, true, why);
-    if (!p) {
-      resolve(w, in.space, a, 4, true, l);
-      return;
-    }
-    uint32_t x = static_cast<uint32_t>(s[l * ss]);
-    std::memcpy(p, &x, 4);
-  });
+
+Handler global_handler(unsigned n, bool store) {
+  switch (n) {
+    case 1: return store ? &global_access<1, true> : &global_access<1, false>;
+    case 2: return store ? &global_access<2, true> : &global_access<2, false>;
+    case 4: return store ? &global_access<4, true> : &global_access<4, false>;
+    case 8: return store ? &global_access<8, true> : &global_access<8, false>;
+    default: return nullptr;
+  }
 }
 
 // Atomic operations (Insn::mod).
@@ -232,69 +264,65 @@ void isspacep(Warp& w, const Insn& in, uint32_t m) {
   });
 }
 
-// mov d, %sreg: mod is the Sreg.
-void sreg(Warp& w, const Insn& in, uint32_t m) {
+// The value of a special register that is the same for every lane of the warp.
+uint64_t uniform_sreg(const Warp& w, Sreg r) {
   const Launch& L = *w.launch;
   const Block& b = *w.block;
+  auto clock_ns = [](clockid_t id) {
+    timespec t;
+    clock_gettime(id, &t);
+    return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
+  };
+  switch (r) {
+    case Sreg::ntid_x: return L.block[0];
+    case Sreg::ntid_y: return L.block[1];
+    case Sreg::ntid_z: return L.block[2];
+    case Sreg::ctaid_x: case Sreg::clusterid_x: return b.ctaid[0];
+    case Sreg::ctaid_y: case Sreg::clusterid_y: return b.ctaid[1];
+    case Sreg::ctaid_z: case Sreg::clusterid_z: return b.ctaid[2];
+    case Sreg::nctaid_x: case Sreg::nclusterid_x: return L.grid[0];
+    case Sreg::nctaid_y: case Sreg::nclusterid_y: return L.grid[1];
+    case Sreg::nctaid_z: case Sreg::nclusterid_z: return L.grid[2];
+    case Sreg::warpid: return w.index;
+    case Sreg::nwarpid: return 64;
+    case Sreg::smid: return b.linear % 132;
+    case Sreg::nsmid: return 132;
+    case Sreg::clock: return static_cast<uint32_t>(clock_ns(CLOCK_MONOTONIC));
+    case Sreg::clock_hi: return static_cast<uint32_t>(clock_ns(CLOCK_MONOTONIC) >> 32);
+    case Sreg::clock64: return clock_ns(CLOCK_MONOTONIC);
+    case Sreg::globaltimer: return clock_ns(CLOCK_REALTIME);
+    case Sreg::globaltimer_lo: return static_cast<uint32_t>(clock_ns(CLOCK_REALTIME));
+    case Sreg::globaltimer_hi: return static_cast<uint32_t>(clock_ns(CLOCK_REALTIME) >> 32);
+    case Sreg::dynamic_smem_size: return L.dyn_shared;
+    case Sreg::total_smem_size: case Sreg::aggr_smem_size: return L.shared_total;
+    case Sreg::cluster_nctarank: case Sreg::cluster_nctaid_x: case Sreg::cluster_nctaid_y:
+    case Sreg::cluster_nctaid_z: case Sreg::is_explicit_cluster:
+      return r == Sreg::is_explicit_cluster ? 0 : 1;
+    default: return 0;
+  }
+}
+
+// mov d, %sreg: mod is the Sreg.
+void sreg(Warp& w, const Insn& in, uint32_t m) {
   const auto r = static_cast<Sreg>(in.mod);
   uint64_t* d = w.dst(in.op[0]);
-  auto now_ns = [] {
-    timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
-  };
-  auto mono = [] {
-    timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
-  };
-  for_lanes(m, [&](unsigned l) {
-    uint64_t v = 0;
-    switch (r) {
-      case Sreg::tid_x: v = w.tid[0][l]; break;
-      case Sreg::tid_y: v = w.tid[1][l]; break;
-      case Sreg::tid_z: v = w.tid[2][l]; break;
-      case Sreg::ntid_x: v = L.block[0]; break;
-      case Sreg::ntid_y: v = L.block[1]; break;
-      case Sreg::ntid_z: v = L.block[2]; break;
-      case Sreg::ctaid_x: v = b.ctaid[0]; break;
-      case Sreg::ctaid_y: v = b.ctaid[1]; break;
-      case Sreg::ctaid_z: v = b.ctaid[2]; break;
-      case Sreg::nctaid_x: v = L.grid[0]; break;
-      case Sreg::nctaid_y: v = L.grid[1]; break;
-      case Sreg::nctaid_z: v = L.grid[2]; break;
-      case Sreg::laneid: v = l; break;
-      case Sreg::warpid: v = w.index; break;
-      case Sreg::nwarpid: v = 64; break;
-      case Sreg::smid: v = b.linear % 132; break;
-      case Sreg::nsmid: v = 132; break;
-      case Sreg::clock: v = static_cast<uint32_t>(mono()); break;
-      case Sreg::clock_hi: v = static_cast<uint32_t>(mono() >> 32); break;
-      case Sreg::clock64: v = mono(); break;
-      case Sreg::globaltimer: v = now_ns(); break;
-      case Sreg::globaltimer_lo: v = static_cast<uint32_t>(now_ns()); break;
-      case Sreg::globaltimer_hi: v = static_cast<uint32_t>(now_ns() >> 32); break;
-      case Sreg::lanemask_eq: v = 1u << l; break;
-      case Sreg::lanemask_le: v = l == 31 ? 0xffffffffu : (2u << l) - 1; break;
-      case Sreg::lanemask_lt: v = (1u << l) - 1; break;
-      case Sreg::lanemask_ge: v = ~((1u << l) - 1) & 0xffffffffu; break;
-      case Sreg::lanemask_gt: v = l == 31 ? 0 : ~((2u << l) - 1) & 0xffffffffu; break;
-      case Sreg::dynamic_smem_size: v = L.dyn_shared; break;
-      case Sreg::total_smem_size: case Sreg::aggr_smem_size: v = L.shared_total; break;
-      case Sreg::cluster_nctarank: case Sreg::cluster_nctaid_x: case Sreg::cluster_nctaid_y:
-      case Sreg::cluster_nctaid_z: case Sreg::nclusterid_x: case Sreg::nclusterid_y: case Sreg::nclusterid_z:
-        v = 1;
-        if (r == Sreg::nclusterid_x) v = L.grid[0];
-        if (r == Sreg::nclusterid_y) v = L.grid[1];
-        if (r == Sreg::nclusterid_z) v = L.grid[2];
-        break;
-      case Sreg::clusterid_x: v = b.ctaid[0]; break;
-      case Sreg::clusterid_y: v = b.ctaid[1]; break;
-      case Sreg::clusterid_z: v = b.ctaid[2]; break;
-      default: v = 0; break;
+  switch (r) {
+    case Sreg::tid_x: case Sreg::tid_y: case Sreg::tid_z: {
+      const uint32_t* t = w.tid[static_cast<int>(r) - static_cast<int>(Sreg::tid_x)];
+      for_lanes(m, [&](unsigned l) { d[l] = t[l]; });
+      return;
     }
-    d[l] = v;
-  });
+    case Sreg::laneid: for_lanes(m, [&](unsigned l) { d[l] = l; }); return;
+    case Sreg::lanemask_eq: for_lanes(m, [&](unsigned l) { d[l] = 1u << l; }); return;
+    case Sreg::lanemask_le: for_lanes(m, [&](unsigned l) { d[l] = l == 31 ? 0xffffffffu : (2u << l) - 1; }); return;
+    case Sreg::lanemask_lt: for_lanes(m, [&](unsigned l) { d[l] = (1u << l) - 1; }); return;
+    case Sreg::lanemask_ge: for_lanes(m, [&](unsigned l) { d[l] = ~((1u << l) - 1) & 0xffffffffu; }); return;
+    case Sreg::lanemask_gt: for_lanes(m, [&](unsigned l) { d[l] = l == 31 ? 0 : ~((2u << l) - 1) & 0xffffffffu; }); return;
+    default: {
+      const uint64_t v = uniform_sreg(w, r);
+      for_lanes(m, [&](unsigned l) { d[l] = v; });
+    }
+  }
 }
 // d = the current frame's local stack base + imm (mov d, __local_depot / a function's .param).
 void local_addr(Warp& w, const Insn& in, uint32_t m) {
@@ -333,11 +361,13 @@ void cp_async(Warp& w, const Insn& in, uint32_t m) {
 Handler mem_handler(std::string_view op, Insn& in) {
   const unsigned n = ty_bytes(in.ty);
   if (op == "ld" || op == "ldu") {
-    if (in.space == Space::global && in.vec == 1 && n == 4 && in.op[4] != kNone && !(in.mod2 & 1)) return &ld_global32;
+    if ((in.space == Space::global || in.space == Space::generic) && in.vec == 1 && in.op[4] != kNone && !(in.mod2 & 1))
+      if (Handler h = global_handler(n, false)) return h;
     return n ? &ld : nullptr;
   }
   if (op == "st") {
-    if (in.space == Space::global && in.vec == 1 && n == 4 && in.op[4] != kNone && !(in.mod2 & 1)) return &st_global32;
+    if ((in.space == Space::global || in.space == Space::generic) && in.vec == 1 && in.op[4] != kNone && !(in.mod2 & 1))
+      if (Handler h = global_handler(n, true)) return h;
     return n ? &st : nullptr;
   }
   if (op == "atom" || op == "red") {

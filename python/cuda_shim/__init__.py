@@ -170,14 +170,21 @@ def _settings_env(devices, explain, driver_version, config, trace, kernels, env,
             raise ValueError(f"config: cannot read {path}")
         out["CUDA_SHIM_CONFIG"] = path
     if kernels is not None:
-        if kernels not in ("refuse", "skip"):
-            raise ValueError(f"kernels must be 'refuse' or 'skip', not {kernels!r}")
+        if kernels not in ("run", "refuse", "skip"):
+            raise ValueError(f"kernels must be 'run', 'refuse' or 'skip', not {kernels!r}")
         out["CUDA_SHIM_KERNELS"] = kernels
     for key, value in (env or {}).items():
         if not key.startswith("CUDA_SHIM_"):
             raise ValueError(f"env: {key} is not a CUDA_SHIM_* variable")
         out[key] = str(value)
     return out
+
+
+# What clients need to hand the kernel engine PTX, set unless the user set them (the launcher sets
+# the same): CuPy compiles its kernels to PTX instead of machine code, and uses its own reduction
+# kernels instead of CUB's precompiled ones (whose fat binary carries no PTX a device of compute
+# capability 9.0 can run).
+CLIENT_ENV = {"CUPY_COMPILE_WITH_PTX": "1", "CUPY_ACCELERATORS": ""}
 
 
 def is_active():
@@ -198,7 +205,7 @@ def activate(devices=None, explain=None, driver_version=None, config=None, trace
     config          a key = value configuration file (CUDA_SHIM_CONFIG)
     trace           True: print every API call; a file name: write the trace there (FILE.json a
                     Perfetto timeline, other names or "-" JSON lines; CUDA_SHIM_TRACE, docs/trace.md)
-    kernels         "refuse" or "skip" kernel launches (CUDA_SHIM_KERNELS)
+    kernels         "run" (default), "refuse" or "skip" kernel launches (CUDA_SHIM_KERNELS)
     env             any other CUDA_SHIM_* variables, e.g. {"CUDA_SHIM_IMEX_CHANNEL": 0}
     nvml            also load libnvidia-ml.so.1 when the package has it
     profile         the emulated machine: "h200" (default), "h100", "a100", "b200", "gb200-nvl72",
@@ -236,6 +243,8 @@ def activate(devices=None, explain=None, driver_version=None, config=None, trace
     # Settings first: the driver reads its environment when it initializes, which may be as
     # soon as it is loaded.
     os.environ.update(settings)
+    for key, value in CLIENT_ENV.items():
+        os.environ.setdefault(key, value)
     path = os.environ.get("LD_LIBRARY_PATH", "")
     if path.split(":")[0] != lib:
         os.environ["LD_LIBRARY_PATH"] = lib + (":" + path if path else "")
