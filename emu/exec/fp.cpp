@@ -1,0 +1,168 @@
+// Slow paths of exec/fp.hpp: directed rounding, division, square roots, the .approx functions.
+//
+// Directed rounding switches the thread's rounding mode around one native operation. This file is
+// built with -frounding-math (tests/unit/CMakeLists.txt and any library target), and the operands
+// and result also pass through empty asm statements with a memory clobber, so that even without
+// the flag the compiler can neither fold the operation nor move it across fesetround.
+#include "exec/fp.hpp"
+
+#include <cfenv>
+
+namespace cuda_shim::exec::fp {
+namespace {
+
+int fe_mode(Rnd r) {
+  switch (r) {
+    case Rnd::rz: return FE_TOWARDZERO;
+    case Rnd::rm: return FE_DOWNWARD;
+    case Rnd::rp: return FE_UPWARD;
+    default: return FE_TONEAREST;  // rn; rna has no native form and is never asked for here
+  }
+}
+
+// Sets the mode for its scope and restores the caller's, so interpreter threads stay in .rn.
+class ModeGuard {
+ public:
+  explicit ModeGuard(Rnd r) : old_(std::fegetround()) { std::fesetround(fe_mode(r)); }
+  ~ModeGuard() { std::fesetround(old_); }
+  ModeGuard(const ModeGuard&) = delete;
+  ModeGuard& operator=(const ModeGuard&) = delete;
+
+ private:
+  int old_;
+};
+
+// An optimization barrier: v is treated as read and rewritten in memory at this point.
+template <class T> inline void opaque(T& v) { asm volatile("" : "+m"(v) : : "memory"); }
+
+template <class T, class Op> T in_mode(Rnd r, T a, T b, T c, Op op) {
+  ModeGuard g(r);
+  opaque(a), opaque(b), opaque(c);
+  T d = op(a, b, c);
+  opaque(d);
+  return d;
+}
+
+}  // namespace
+
+namespace detail {
+float add_dir(float a, float b, Rnd r) {
+  return in_mode(r, a, b, 0.0f, [](float x, float y, float) { return x + y; });
+}
+float mul_dir(float a, float b, Rnd r) {
+  return in_mode(r, a, b, 0.0f, [](float x, float y, float) { return x * y; });
+}
+float fma_dir(float a, float b, float c, Rnd r) {
+  return in_mode(r, a, b, c, [](float x, float y, float z) { return std::fma(x, y, z); });
+}
+float div_dir(float a, float b, Rnd r) {
+  return in_mode(r, a, b, 0.0f, [](float x, float y, float) { return x / y; });
+}
+float sqrt_dir(float a, Rnd r) {
+  return in_mode(r, a, 0.0f, 0.0f, [](float x, float, float) { return std::sqrt(x); });
+}
+double add_dir(double a, double b, Rnd r) {
+  return in_mode(r, a, b, 0.0, [](double x, double y, double) { return x + y; });
+}
+double mul_dir(double a, double b, Rnd r) {
+  return in_mode(r, a, b, 0.0, [](double x, double y, double) { return x * y; });
+}
+double fma_dir(double a, double b, double c, Rnd r) {
+  return in_mode(r, a, b, c, [](double x, double y, double z) { return std::fma(x, y, z); });
+}
+double div_dir(double a, double b, Rnd r) {
+  return in_mode(r, a, b, 0.0, [](double x, double y, double) { return x / y; });
+}
+double sqrt_dir(double a, Rnd r) {
+  return in_mode(r, a, 0.0, 0.0, [](double x, double, double) { return std::sqrt(x); });
+}
+}  // namespace detail
+
+// ---- division ---------------------------------------------------------------------------------
+float div(float a, float b, Rnd r, bool ftz) {
+  a = flush_if(a, ftz), b = flush_if(b, ftz);
+  return finish(r == Rnd::rn ? a / b : detail::div_dir(a, b, r), ftz, false);
+}
+
+// div.full: the ISA bounds it at 2 ulp over the full range; the correctly rounded quotient is
+// inside that bound.
+float div_full(float a, float b, bool ftz) { return div(a, b, Rnd::rn, ftz); }
+
+// div.approx computes a * (1/b). For 2^126 < |b| < 2^128 the reciprocal is below the normal range
+// and the ISA says the result is 0 (NaN when a is infinite): that is a * (+-0).
+float div_approx(float a, float b, bool ftz) {
+  a = flush_if(a, ftz), b = flush_if(b, ftz);
+  if (std::isfinite(b) && std::fabs(b) > 0x1p126f) return finish(a * std::copysign(0.0f, b), ftz, false);
+  return finish(a / b, ftz, false);
+}
+
+double div(double a, double b, Rnd r) {
+  return fix_nan(r == Rnd::rn ? a / b : detail::div_dir(a, b, r), a, b);
+}
+
+// ---- reciprocal ---------------------------------------------------------------------------------
+float rcp(float a, Rnd r, bool ftz) { return div(1.0f, a, r, ftz); }
+float rcp_approx(float a, bool ftz) { return div(1.0f, a, Rnd::rn, ftz); }  // ISA: <= 1 ulp
+double rcp(double a, Rnd r) { return fix_nan(r == Rnd::rn ? 1.0 / a : detail::div_dir(1.0, a, r), a, a); }
+
+namespace {
+double flush64(double d) { return is_subnormal(d) ? std::copysign(0.0, d) : d; }
+}  // namespace
+
+// rcp.approx.ftz.f64: subnormals flushed both ways; input NaNs map to the canonical NaN (ISA).
+double rcp_approx_ftz(double a) {
+  a = flush64(a);
+  if (is_nan(a)) return as_f64(kNaN64);
+  return flush64(1.0 / a);
+}
+
+// ---- square roots -------------------------------------------------------------------------------
+float sqrt(float a, Rnd r, bool ftz) {
+  a = flush_if(a, ftz);
+  return finish(r == Rnd::rn ? std::sqrt(a) : detail::sqrt_dir(a, r), ftz, false);
+}
+float sqrt_approx(float a, bool ftz) { return sqrt(a, Rnd::rn, ftz); }
+double sqrt(double a, Rnd r) {
+  return fix_nan(r == Rnd::rn ? std::sqrt(a) : detail::sqrt_dir(a, r), a, a);
+}
+
+// rsqrt: computed in double and rounded once to f32. -0 -> -inf, +0 -> +inf, negatives -> NaN.
+float rsqrt_approx(float a, bool ftz) {
+  a = flush_if(a, ftz);
+  return finish(float(1.0 / std::sqrt(double(a))), ftz, false);
+}
+
+// rsqrt.approx{.ftz}.f64, computed in long double. The .ftz form maps NaN inputs to the canonical
+// NaN (ISA); the plain form keeps the payload like other f64 instructions.
+double rsqrt_approx(double a, bool ftz) {
+  if (ftz) a = flush64(a);
+  if (is_nan(a)) return ftz ? as_f64(kNaN64) : quiet(a);
+  if (a == 0.0) return std::copysign(HUGE_VAL, a);
+  if (a < 0.0) return as_f64(kNaN64);
+  double d = double(1.0L / std::sqrt(static_cast<long double>(a)));
+  return ftz ? flush64(d) : d;
+}
+
+// ---- .approx transcendental functions -----------------------------------------------------------
+// Each: flush the input under .ftz, evaluate in double (special values come out of libm exactly:
+// ex2(-inf) = +0, lg2(+-0) = -inf, lg2(x<0) = NaN, sin(+-inf) = NaN, sin(-0) = -0, cos(+-0) = 1),
+// round once to f32, canonicalize NaN, flush the result under .ftz.
+float ex2_approx(float a, bool ftz) {
+  a = flush_if(a, ftz);
+  return finish(float(std::exp2(double(a))), ftz, false);
+}
+float lg2_approx(float a, bool ftz) {
+  a = flush_if(a, ftz);
+  return finish(float(std::log2(double(a))), ftz, false);
+}
+float sin_approx(float a, bool ftz) {
+  a = flush_if(a, ftz);
+  return finish(float(std::sin(double(a))), ftz, false);
+}
+float cos_approx(float a, bool ftz) {
+  a = flush_if(a, ftz);
+  return finish(float(std::cos(double(a))), ftz, false);
+}
+float tanh_approx(float a) { return finish(float(std::tanh(double(a))), false, false); }
+
+}  // namespace cuda_shim::exec::fp
