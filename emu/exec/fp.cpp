@@ -76,12 +76,44 @@ double div_dir(double a, double b, Rnd r) {
 double sqrt_dir(double a, Rnd r) {
   return in_mode(r, a, 0.0, 0.0, [](double x, double, double) { return std::sqrt(x); });
 }
+
+// The exact value hi + lo (lo the exact error of hi, or any number of its sign) rounded to odd in
+// double, which keeps the later rounding to 24 bits exact, then rounded in mode r with the exponent
+// moved 64 binades up so that 2^-126 is a normal value of f32.
+static bool tiny(double hi, double lo, Rnd r) {
+  if (lo != 0.0) {
+    uint64_t u = bits(hi);
+    if ((lo < 0.0) != (hi < 0.0)) u -= 1;  // hi overshot: step toward zero
+    hi = as_f64(u | 1);
+  }
+  return std::fabs(f64_to_f32(hi * 0x1p64, r)) < 0x1p-62f;
+}
+// TwoSum: the exact error of x + y rounded to nearest.
+static double sum_err(double x, double y, double s) {
+  const double bb = s - x;
+  return (x - (s - bb)) + (y - bb);
+}
+bool tiny_add(float a, float b, Rnd r) {
+  const double s = double(a) + double(b);
+  return tiny(s, sum_err(a, b, s), r);
+}
+bool tiny_mul(float a, float b, Rnd r) { return tiny(double(a) * double(b), 0.0, r); }  // exact
+bool tiny_fma(float a, float b, float c, Rnd r) {
+  const double p = double(a) * double(b), s = p + c;
+  return tiny(s, sum_err(p, c, s), r);
+}
+bool tiny_div(float a, float b, Rnd r) {
+  const double q = double(a) / double(b), rem = std::fma(-q, double(b), double(a));  // rem is exact
+  return tiny(q, rem == 0.0 ? 0.0 : std::copysign(1.0, rem) * std::copysign(1.0, b), r);
+}
 }  // namespace detail
 
 // ---- division ---------------------------------------------------------------------------------
 float div(float a, float b, Rnd r, bool ftz) {
   a = flush_if(a, ftz), b = flush_if(b, ftz);
-  return finish(r == Rnd::rn ? a / b : detail::div_dir(a, b, r), ftz, false);
+  float d = r == Rnd::rn ? a / b : detail::div_dir(a, b, r);
+  if (ftz && detail::at_min_normal(d) && detail::tiny_div(a, b, r)) d = detail::zero_like(d);
+  return finish(d, ftz, false);
 }
 
 // div.full: the ISA bounds it at 2 ulp over the full range; the correctly rounded quotient is
@@ -109,11 +141,17 @@ namespace {
 double flush64(double d) { return is_subnormal(d) ? std::copysign(0.0, d) : d; }
 }  // namespace
 
-// rcp.approx.ftz.f64: subnormals flushed both ways; input NaNs map to the canonical NaN (ISA).
+// The .approx.ftz.f64 reciprocals work on the upper 32 bits alone (H200: rcp(3) = 0x3fd5555500000000,
+// rcp(7) truncated, not rounded, to 0x3fc24924'00000000; an sNaN whose payload sits in the low word
+// reads as infinity, giving 0; a NaN gives 0x7fffffff'00000000). Subnormals are flushed.
+namespace {
+double high_word(double d) { return as_f64(bits(d) & 0xffffffff00000000ull); }
+constexpr uint64_t kNaNHigh = 0x7fffffff00000000ull;
+}  // namespace
 double rcp_approx_ftz(double a) {
-  a = flush64(a);
-  if (is_nan(a)) return as_f64(kNaN64);
-  return flush64(1.0 / a);
+  a = flush64(high_word(a));
+  if (is_nan(a)) return as_f64(kNaNHigh);
+  return high_word(flush64(1.0 / a));
 }
 
 // ---- square roots -------------------------------------------------------------------------------
@@ -132,15 +170,15 @@ float rsqrt_approx(float a, bool ftz) {
   return finish(float(1.0 / std::sqrt(double(a))), ftz, false);
 }
 
-// rsqrt.approx{.ftz}.f64, computed in long double. The .ftz form maps NaN inputs to the canonical
-// NaN (ISA); the plain form keeps the payload like other f64 instructions.
+// rsqrt.approx.f64 in long double, full precision (H200: rsqrt(2) correctly rounded), NaN payload
+// kept; rsqrt.approx.ftz.f64 on the upper words like rcp.approx.ftz.f64 (H200: rsqrt(3) truncated).
 double rsqrt_approx(double a, bool ftz) {
-  if (ftz) a = flush64(a);
-  if (is_nan(a)) return ftz ? as_f64(kNaN64) : quiet(a);
+  if (ftz) a = flush64(high_word(a));
+  if (is_nan(a)) return ftz ? as_f64(kNaNHigh) : quiet(a);
   if (a == 0.0) return std::copysign(HUGE_VAL, a);
-  if (a < 0.0) return as_f64(kNaN64);
+  if (a < 0.0) return as_f64(ftz ? kNaNHigh : kNaN64);
   double d = double(1.0L / std::sqrt(static_cast<long double>(a)));
-  return ftz ? flush64(d) : d;
+  return ftz ? high_word(flush64(d)) : d;
 }
 
 // ---- .approx transcendental functions -----------------------------------------------------------
@@ -155,8 +193,11 @@ float lg2_approx(float a, bool ftz) {
   a = flush_if(a, ftz);
   return finish(float(std::log2(double(a))), ftz, false);
 }
+// The hardware scales by 1/(2 pi) first and flushes that product: tiny inputs give +-0 (H200:
+// sin(-5 * 2^-149) = -0 without .ftz).
 float sin_approx(float a, bool ftz) {
   a = flush_if(a, ftz);
+  if (std::fabs(a * 0.159154943f) < 0x1p-126f) return as_f32(bits(a) & 0x80000000u);
   return finish(float(std::sin(double(a))), ftz, false);
 }
 float cos_approx(float a, bool ftz) {

@@ -150,18 +150,31 @@ namespace {
 
 uint64_t max_finite(Fmt f) { return overflow_bits(false, f.ebits, f.mbits, f.has_inf, Rnd::rz, true); }
 
-// A NaN into a float format: widening IEEE conversions keep the payload (quieted), the rest give
-// the canonical NaN. .relu always gives the canonical NaN (the ISA's wording for .relu).
-uint64_t pack_nan(const Val& v, Fmt f, bool keep_payload) {
-  if (!keep_payload || !f.has_inf) return f.nan;
+// What a NaN becomes, per source and destination, as an H200 converts (GPU results in the notes):
+// canonical NaN; sign and payload kept (cut to the destination's width, quieted); or kept raw
+// (cut, not quieted: bf16 -> f32 is a shift, rna -> tf32 clears the low bits, so a low-payload sNaN
+// becomes infinity).
+enum class NanRule : uint8_t { canonical, keep, raw };
+NanRule nan_rule(Ty dst, Ty src, const CvtMods& m) {
+  if (m.relu || dst == Ty::e4m3 || dst == Ty::e5m2) return NanRule::canonical;
+  if (dst == Ty::tf32) return m.rnd == Rnd::rna ? NanRule::raw : NanRule::canonical;
+  if (dst == Ty::f32 && src == Ty::bf16) return NanRule::raw;
+  if (dst == Ty::f64 && src != Ty::e4m3 && src != Ty::e5m2) return NanRule::keep;  // widening
+  if (src == Ty::f64) return NanRule::keep;  // f64 -> f32/f16/bf16 keep the top payload bits
+  return NanRule::canonical;                 // f32 -> f32/f16/bf16, f16 -> f32, half <-> half
+}
+
+uint64_t pack_nan(const Val& v, Fmt f, NanRule rule) {
+  if (rule == NanRule::canonical || !f.has_inf) return f.nan;
   const uint64_t exp_all = ((1ull << f.ebits) - 1) << f.mbits;
-  const uint64_t frac = (v.frac >> (63 - f.mbits)) | (1ull << (f.mbits - 1));
+  uint64_t frac = v.frac >> (63 - f.mbits);
+  if (rule == NanRule::keep) frac |= 1ull << (f.mbits - 1);
   return (uint64_t(v.neg) << (f.ebits + f.mbits)) | exp_all | frac;
 }
 
-uint64_t pack_special(const Val& v, Fmt f, const CvtMods& m, bool keep_payload) {
+uint64_t pack_special(const Val& v, Fmt f, const CvtMods& m, NanRule rule) {
   const uint64_t sign = uint64_t(v.neg) << (f.ebits + f.mbits);
-  if (v.kind == Val::nan) return m.relu ? f.nan : pack_nan(v, f, keep_payload);
+  if (v.kind == Val::nan) return pack_nan(v, f, rule);
   if (v.kind == Val::zero) return m.relu ? 0 : sign;
   // infinity
   if (m.relu && v.neg) return 0;
@@ -170,8 +183,8 @@ uint64_t pack_special(const Val& v, Fmt f, const CvtMods& m, bool keep_payload) 
 }
 
 // A value into a float format with the cvt modifiers (sat already applied by the caller).
-uint64_t pack_float(const Val& v, Fmt f, const CvtMods& m, bool keep_payload) {
-  if (v.kind != Val::num) return pack_special(v, f, m, keep_payload);
+uint64_t pack_float(const Val& v, Fmt f, const CvtMods& m, NanRule rule) {
+  if (v.kind != Val::num) return pack_special(v, f, m, rule);
   if (m.relu && v.neg) return 0;
   return round_to_format(v.neg, v.mag, v.exp2, f.ebits, f.mbits, f.has_inf, m.rnd, m.satfinite);
 }
@@ -196,9 +209,14 @@ Val saturate_val(const Val& v) {
   return v;
 }
 
-bool keeps_payload(Ty dst, Ty src) {
-  return (fmt_of(dst).mbits > fmt_of(src).mbits && src != Ty::e4m3 && src != Ty::e5m2) ||
-         (dst == Ty::f64 && src == Ty::f64);
+// .ftz on an f32 result: subnormal, or +-2^-126 reached by rounding up from a value that is below
+// 2^-126 even when rounded to 24 bits with an unbounded exponent (the H200's tininess rule).
+uint64_t ftz_f32(uint64_t d, const Val& v, Rnd r) {
+  if ((d & 0x7fffffffu) == 0x00800000u && v.kind == Val::num) {
+    const uint64_t up = round_to_format(v.neg, v.mag, v.exp2 + 64, 8, 23, true, r, false);
+    if ((up & 0x7fffffffu) < bits(0x1p-62f)) return d & 0x80000000u;
+  }
+  return bits(flush(as_f32(uint32_t(d))));
 }
 
 uint64_t cvt_to_float(Ty dst, Ty src, Val v, const CvtMods& m) {
@@ -206,12 +224,23 @@ uint64_t cvt_to_float(Ty dst, Ty src, Val v, const CvtMods& m) {
   if (is_float(src) && m.irnd != IRnd::none && v.kind == Val::num)
     v = from_double(round_double(to_double(v), m.irnd));
   if (m.sat) v = saturate_val(v);
-  uint64_t d = pack_float(v, f, m, is_float(src) && keeps_payload(dst, src));
-  if (dst == Ty::f32 && m.ftz) d = bits(flush(as_f32(uint32_t(d))));
+  uint64_t d = pack_float(v, f, m, nan_rule(dst, src, m));
+  if (dst == Ty::f32 && m.ftz) d = ftz_f32(d, v, m.rnd);
   return d << storage_shift(dst);
 }
 
-uint64_t cvt_to_int(Ty dst, const Val& v, IRnd r) {
+// NaN into an integer: the ISA says 0, and an H200 gives 0 for f32/f16/bf16 sources into 8..32
+// bits, but the bit pattern 0x80..0 of the width for 64-bit destinations and for every f64 source
+// (cvt.rzi.u8.f64 of NaN writes 0x80, cvt.rzi.s8.f64 0xff80).
+uint64_t nan_to_int(Ty dst, Ty src) {
+  const int w = int_width(dst);
+  if (src != Ty::f64 && w < 64) return 0;
+  const uint64_t top = 1ull << (w - 1);
+  return is_signed(dst) ? uint64_t(-int64_t(top)) : top;  // signed: sign-extended
+}
+
+uint64_t cvt_to_int(Ty dst, Ty src, const Val& v, IRnd r) {
+  if (v.kind == Val::nan) return nan_to_int(dst, src);
   const double x = to_double(v);
   const int w = int_width(dst);
   if (is_signed(dst)) return uint64_t(to_sint(x, r, w));
@@ -229,7 +258,7 @@ uint64_t cvt(Ty dst, Ty src, uint64_t a, CvtMods m) {
     v = unpack_int(src, a);
   }
   if (is_float(dst)) return cvt_to_float(dst, src, v, m);
-  if (is_float(src)) return cvt_to_int(dst, v, m.irnd);
+  if (is_float(src)) return cvt_to_int(dst, src, v, m.irnd);
   return a;  // integer to integer is the interpreter's (no floating-point semantics)
 }
 
@@ -237,7 +266,7 @@ uint64_t cvt(Ty dst, Ty src, uint64_t a, CvtMods m) {
 // Hot in half-precision arithmetic, so decoded directly rather than through cvt.
 float f16_to_f32(uint16_t h) {
   const uint32_t s = uint32_t(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  if (e == 0x1f) return as_f32(s | 0x7f800000u | m << 13 | (m ? 0x400000u : 0));  // NaN quieted
+  if (e == 0x1f) return m ? as_f32(kNaN32) : as_f32(s | 0x7f800000u);  // NaN: canonical (H200)
   if (e == 0) return as_f32(bits(float(m) * 0x1p-24f) | s);  // subnormal: exact scaling
   return as_f32(s | (e + 112) << 23 | m << 13);
 }

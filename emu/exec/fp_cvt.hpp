@@ -4,7 +4,13 @@
 // rounding, every mode, no floating-point environment); widening ones are exact.
 // PTX rules applied:
 // - float -> int rounds with .irnd (rni rzi rmi rpi; the ISA requires one), clamps to the
-//   destination's range (so .sat is redundant) and maps NaN to 0.
+//   destination's range (so .sat is redundant). NaN: the ISA says 0; an H200 writes 0 for f32/f16/
+//   bf16 sources into 8..32-bit integers but 0x80..0 (of the width) for 64-bit destinations and for
+//   any f64 source; cvt() follows the H200, to_sint/to_uint the ISA.
+// - NaN into a float (H200): f32 -> f32/f16/bf16 and f16 -> f32 give the canonical NaN; f64 -> f32/
+//   f16/bf16 keep the sign and the top payload bits, quieted; widening to f64 keeps the payload,
+//   quieted; bf16 -> f32 is a plain shift; cvt.rna.tf32.f32 clears the low 13 bits without quieting
+//   (an sNaN with a low payload becomes infinity) while .rn/.rz to tf32 give 0x7fffe000.
 // - .ftz flushes f32 subnormal inputs and f32 subnormal results; other formats are not flushed.
 // - .sat on a float destination clamps to [0, 1] (NaN -> +0).
 // - .relu (f16, bf16, tf32, e4m3, e5m2 destinations) clamps negative results to +0 and turns NaN
@@ -39,7 +45,7 @@ uint64_t round_to_format(bool neg, uint64_t mag, int exp2, int ebits, int mbits,
                          Rnd r, bool satfinite);
 
 // ---- typed helpers (the common cases, without the Ty dispatch) ----------------------------------
-float f16_to_f32(uint16_t h);  // exact; NaN payload kept and quieted
+float f16_to_f32(uint16_t h);  // exact; NaN -> 0x7fffffff (H200)
 inline float bf16_to_f32(uint16_t h) { return as_f32(uint32_t(h) << 16); }  // exact, a shift
 uint16_t f32_to_f16(float f, Rnd r = Rnd::rn, bool relu = false, bool satfinite = false);
 uint16_t f32_to_bf16(float f, Rnd r = Rnd::rn, bool relu = false, bool satfinite = false);
@@ -55,7 +61,7 @@ double f32_to_f64(float f, bool ftz = false);     // exact; NaN payload kept and
 // cvt.irnd.f32.f32 / .f64.f64: round to an integral value, result stays floating.
 float round_integral(float f, IRnd r, bool ftz = false);
 double round_integral(double d, IRnd r);
-// float -> integer of `width` bits (8, 16, 32, 64): rounded, clamped, NaN -> 0.
+// float -> integer of `width` bits (8, 16, 32, 64): rounded, clamped, NaN -> 0 (the ISA's rule).
 int64_t to_sint(double x, IRnd r, int width);
 uint64_t to_uint(double x, IRnd r, int width);
 // integer -> float with rounding.
