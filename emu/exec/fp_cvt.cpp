@@ -236,7 +236,7 @@ uint64_t nan_to_int(Ty dst, Ty src) {
   const int w = int_width(dst);
   if (src != Ty::f64 && w < 64) return 0;
   const uint64_t top = 1ull << (w - 1);
-  return is_signed(dst) ? uint64_t(-int64_t(top)) : top;  // signed: sign-extended
+  return is_signed(dst) ? 0 - top : top;  // signed: sign-extended (modular negation)
 }
 
 uint64_t cvt_to_int(Ty dst, Ty src, const Val& v, IRnd r) {
