@@ -193,16 +193,43 @@ float lg2_approx(float a, bool ftz) {
   a = flush_if(a, ftz);
   return finish(float(std::log2(double(a))), ftz, false);
 }
-// The hardware scales by 1/(2 pi) first and flushes that product: tiny inputs give +-0 (H200:
-// sin(-5 * 2^-149) = -0 without .ftz).
+// sin/cos.approx: correctly rounded in the ISA's range, with two H200 behaviours outside it (raw
+// values in /work/notes/fp.md). The hardware works in revolutions, t = |x| * (1/2pi):
+// - tiny inputs: sin is +-0 once t is below 2^-25 (sin(2^-24) = 0, sin(2^-22) != 0);
+// - |x| >= 2^22: t is the f32 product with 1/2pi as an f32 constant, so only its f32 fraction is
+//   left (sin(2^24) = -1 from t = 2670176.75, sin(1e8) = 0, cos(1e8) = 1).
+// Between about 100 and 2^22 the GPU's range reduction differs from both (up to ~1e-3 absolute),
+// and small arguments differ by a few ulp: not modelled.
+namespace {
+constexpr float kInvTwoPi = 0.159154943f;
+// sin(2 pi r) for r in [0, 1), exact at the quarter turns (std::sin(pi) is not 0).
+double sin_turns(double r) {
+  if (r == 0.0 || r == 0.5) return 0.0;
+  if (r == 0.25) return 1.0;
+  if (r == 0.75) return -1.0;
+  return std::sin(2.0 * M_PI * r);
+}
+// The fraction of a revolution the hardware keeps for |x| >= 2^22.
+double big_turns(float x) {
+  const double t = double(std::fabs(x) * kInvTwoPi);
+  return t - std::floor(t);
+}
+}  // namespace
 float sin_approx(float a, bool ftz) {
   a = flush_if(a, ftz);
-  if (std::fabs(a * 0.159154943f) < 0x1p-126f) return as_f32(bits(a) & 0x80000000u);
-  return finish(float(std::sin(double(a))), ftz, false);
+  const float ax = std::fabs(a);
+  if (ax * kInvTwoPi < 0x1p-25f) return as_f32(bits(a) & 0x80000000u);
+  if (!(ax >= 0x1p22f)) return finish(float(std::sin(double(a))), ftz, false);  // NaN here too
+  if (std::isinf(a)) return as_f32(kNaN32);
+  const float s = float(sin_turns(big_turns(a)));
+  return finish(std::signbit(a) ? -s : s, ftz, false);
 }
 float cos_approx(float a, bool ftz) {
   a = flush_if(a, ftz);
-  return finish(float(std::cos(double(a))), ftz, false);
+  if (!(std::fabs(a) >= 0x1p22f)) return finish(float(std::cos(double(a))), ftz, false);
+  if (std::isinf(a)) return as_f32(kNaN32);
+  const double r = big_turns(a);
+  return finish(float(sin_turns(r >= 0.75 ? r - 0.75 : r + 0.25)), ftz, false);
 }
 float tanh_approx(float a) { return finish(float(std::tanh(double(a))), false, false); }
 
