@@ -53,9 +53,40 @@ def test_plain_arithmetic():
     x = cp.empty(N, dtype=cp.int32)
     x.fill(-7)
     assert (cp.asnumpy(x) == -7).all()
+
+
+def _check_builtin_reductions():
+    rng = np.random.default_rng(11)
     ints = rng.integers(-1000, 1000, size=N, dtype=np.int64)
-    assert int(cp.asarray(ints).sum()) == int(ints.sum())
-    assert int(cp.asarray(ints).max()) == int(ints.max())
+    d = cp.asarray(ints)
+    assert int(d.sum()) == int(ints.sum())
+    assert int(d.max()) == int(ints.max())
+    assert int(d.min()) == int(ints.min())
+    m = ints[: 999 * 1000].reshape(999, 1000)
+    np.testing.assert_array_equal(cp.asnumpy(cp.asarray(m).sum(axis=0)), m.sum(axis=0))
+    np.testing.assert_array_equal(cp.asnumpy(cp.asarray(m).sum(axis=1)), m.sum(axis=1))
+
+
+def test_builtin_reductions_jit():
+    # CuPy's own reduction kernels, compiled with NVRTC here: no accelerator.
+    from cupy._core import _accelerator as acc
+
+    routine, reduction = acc.get_routine_accelerators(), acc.get_reduction_accelerators()
+    acc.set_routine_accelerators([])
+    acc.set_reduction_accelerators([])
+    try:
+        _check_builtin_reductions()
+    finally:
+        acc.set_routine_accelerators(routine)
+        acc.set_reduction_accelerators(reduction)
+
+
+def test_builtin_reductions_default_accelerators():
+    # As a user gets them: CuPy 14's default accelerators are CUB for routines (a full-array
+    # sum calls cupy/cuda/cub.so, precompiled: SASS for sm_75..sm_120 and PTX for compute_120
+    # only, which an sm_90 device cannot take) and for reductions (CUB block reductions
+    # compiled with NVRTC, so PTX here).
+    _check_builtin_reductions()
 
 
 def test_elementwise_kernel():
