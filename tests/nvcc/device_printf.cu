@@ -85,11 +85,16 @@ int main(int argc, char** argv) {
         ++g_failures;
       }
     }
-  for (const auto& w : want)
-    if (got.count(w) != 1) {
-      std::fprintf(stderr, "%s: FAILED: '%s' came out %zu times, want once\n", g_prog, w.c_str(), got.count(w));
-      ++g_failures;
-    }
+  if (got.empty()) {
+    std::fprintf(stderr, "%s: FAILED: none of the %zu device lines came out\n", g_prog, want.size());
+    ++g_failures;
+  } else {
+    for (const auto& w : want)
+      if (got.count(w) != 1) {
+        std::fprintf(stderr, "%s: FAILED: '%s' came out %zu times, want once\n", g_prog, w.c_str(), got.count(w));
+        ++g_failures;
+      }
+  }
   for (const auto& g : got)
     if (!want.count(g)) {
       std::fprintf(stderr, "%s: FAILED: unexpected device line '%s'\n", g_prog, g.c_str());
