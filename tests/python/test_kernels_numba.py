@@ -5,14 +5,28 @@ Linker and loads the result (cuLibraryLoadData) to launch it with cuda.core's la
 (cuLaunchKernelEx). The Linker uses nvJitLink when that library is installed, and the driver's
 cuLinkCreate / cuLinkAddData / cuLinkComplete otherwise: requirements.txt leaves nvJitLink out
 on purpose, so the PTX reaches the driver, which on cuda-shim keeps it for the engine (nvJitLink
-would turn it into SASS that only a GPU runs).
+would turn it into SASS that only a GPU runs). cuda.pathfinder also finds a toolkit's
+libnvJitLink.so.13 through the system's library search, so on cuda-shim the tests first require
+that cuda.core chose the driver's linker.
 """
 import numpy as np
 import pytest
 
+import helpers
+
 from numba import cuda
 
 pytestmark = pytest.mark.kernels
+
+
+def setup_module():
+    if helpers.on_cuda_shim():
+        from cuda.core import _linker
+
+        assert _linker._decide_nvjitlink_or_driver(), (
+            "cuda.core links with nvJitLink in this process, so numba-cuda's kernels become SASS, "
+            "which cuda-shim cannot run: the driver's cuLinkCreate/cuLinkAddData/cuLinkComplete "
+            "must be the linker (issue 38, item 10)")
 
 
 @cuda.jit
