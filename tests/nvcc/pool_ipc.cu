@@ -4,6 +4,7 @@
 // go to this binary re-run as a child (fork + exec of /proc/self/exe), which imports both, checks
 // the parent's bytes and writes a pattern with cudaMemcpy; the parent reads the pattern back.
 #include "nvcc_test.h"
+#include "ipc_socket.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -27,75 +28,8 @@ __global__ void fill(unsigned char* p, size_t n, unsigned char v) {
 
 constexpr size_t kBytes = (1 << 20) + 4096;
 constexpr unsigned char kParentByte = 0x5a;
-constexpr int kTimeoutMs = 20000;  // under ctest's timeout: a lost peer fails instead of hanging
 
 static unsigned char pattern(size_t i) { return static_cast<unsigned char>((i * 7 + 3) & 0xff); }
-
-// ---- the socket --------------------------------------------------------------------------
-
-static bool wait_readable(int fd) {
-  pollfd p{fd, POLLIN, 0};
-  int r;
-  do r = ::poll(&p, 1, kTimeoutMs);
-  while (r < 0 && errno == EINTR);
-  return r > 0;
-}
-static bool send_all(int fd, const void* p, size_t n) {
-  auto* c = static_cast<const char*>(p);
-  while (n) {
-    ssize_t w = ::send(fd, c, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    c += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-static bool recv_all(int fd, void* p, size_t n) {
-  auto* c = static_cast<char*>(p);
-  while (n) {
-    if (!wait_readable(fd)) return false;
-    ssize_t r = ::recv(fd, c, n, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    c += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
-static bool send_fd(int sock, int fd) {
-  char byte = 'F';
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = buf;
-  m.msg_controllen = sizeof buf;
-  cmsghdr* c = CMSG_FIRSTHDR(&m);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  return ::sendmsg(sock, &m, MSG_NOSIGNAL) == 1;
-}
-static int recv_fd(int sock) {
-  if (!wait_readable(sock)) return -1;
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int))] = {};
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = buf;
-  m.msg_controllen = sizeof buf;
-  if (::recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1) return -1;
-  cmsghdr* c = CMSG_FIRSTHDR(&m);
-  if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) return -1;
-  int fd = -1;
-  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-  return fd;
-}
 
 // ---- the child ---------------------------------------------------------------------------
 

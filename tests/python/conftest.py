@@ -14,6 +14,7 @@ import helpers
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "shim_only: checks a cuda-shim feature the real driver lacks")
+    config.addinivalue_line("markers", "kernels: launches kernels and checks what they computed (issue 38)")
     # Children are started with spawn, as cuda.core requires for CUDA state.
     try:
         multiprocessing.set_start_method("spawn")
