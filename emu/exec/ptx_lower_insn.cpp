@@ -46,7 +46,7 @@ int cmp_of(std::string_view m) {
 bool ignorable(std::string_view m) {
   return one_of(m, {".sync", ".aligned", ".uni", ".relaxed", ".acquire", ".release", ".acq_rel", ".sc", ".weak",
                     ".volatile", ".mmio", ".gpu", ".sys", ".cta", ".cluster", ".ca", ".cg", ".cs", ".lu", ".cv", ".wb",
-                    ".wt", ".nc", ".lo", ".full", ".noftz", ".gl", ".mask"}) ||
+                    ".wt", ".nc", ".lo", ".noftz", ".gl", ".mask"}) ||
          m.substr(0, 4) == ".L1:" || m.substr(0, 4) == ".L2:" || m.substr(0, 5) == ".level";
 }
 
@@ -71,8 +71,8 @@ Handler Lowerer::handler_of(std::string_view op, Insn& i) {
   if (Handler h = mem_handler(op, i)) return h;
   if (Handler h = warp_handler(op, i)) return h;
   if (Handler h = bits_handler(op, i)) return h;
-  if (ty_float(i.ty) || (op == "cvt" && (ty_float(i.ty2) || i.ty == Ty::f16x2 || i.ty == Ty::bf16x2)) || op == "testp" ||
-      op == "copysign") {
+  const auto floaty = [](Ty t) { return ty_float(t) || t == Ty::f16x2 || t == Ty::bf16x2 || t == Ty::tf32; };
+  if (floaty(i.ty) || (op == "cvt" && floaty(i.ty2)) || op == "testp" || op == "copysign") {
     if (Handler h = float_handler(op, i)) return h;
   }
   return int_handler(op, i);
@@ -105,7 +105,7 @@ Errc Lowerer::decode(const ast::Insn& in, Mods& m, uint32_t line) {
       m.rnd = r;
     } else if (d == ".ftz") {
       m.flags |= kFtz;
-    } else if (d == ".sat" || d == ".satfinite") {
+    } else if (d == ".sat") {
       m.flags |= kSat;
     } else if (d == ".approx") {
       m.flags |= kApprox;
@@ -279,6 +279,7 @@ Errc Lowerer::insn(const ast::Insn& a) {
   }
   if (op == "cvt") {
     TRY(need(2));
+    if (std::find(m.rest.begin(), m.rest.end(), ".satfinite") != m.rest.end()) i.mod2 |= 1;
     i.op[0] = dst(ops[0]);
     TRY(value(ops[1], i.ty2, i.op[1], a.line));
     if (ops.size() > 2) TRY(value(ops[2], i.ty2, i.op[2], a.line));
@@ -332,6 +333,8 @@ Errc Lowerer::insn(const ast::Insn& a) {
       i.mod = has(".shiftamt") ? 1 : 0;
     } else if (op == "dp4a" || op == "dp2a") {
       i.mod = static_cast<uint8_t>((ty_signed(i.ty) ? 1 : 0) | (ty_signed(i.ty2) ? 2 : 0) | (op == "dp2a" ? 4 : 0));
+    } else if (op == "div" && has(".full")) {
+      i.mod2 = 1;
     } else if (op == "bmsk" || op == "szext") {
       i.mod = static_cast<uint8_t>((has(".wrap") ? 1 : 0) | (op == "szext" ? 2 : 0) | (ty_signed(i.ty) ? 4 : 0));
     }
