@@ -56,6 +56,7 @@ class Context : public std::enable_shared_from_this<Context> {
   bool faulted() const { return fault_.load(std::memory_order_acquire) != 0; }
   void set_fault(Errc e, std::string what);
   Errc fault_error(const char* api) const;
+  Errc fault_code() const { return static_cast<Errc>(fault_.load(std::memory_order_acquire)); }
 
 
   // Peer access (cuCtxEnablePeerAccess): the ids of the contexts whose memory this one's

@@ -59,11 +59,11 @@ std::string format(Warp& w, unsigned lane, const std::string& f, uint64_t args) 
     }
     size_t j = i + 1;
     while (j < f.size() && std::strchr("-+ #0123456789.*", f[j])) ++j;
+    const std::string spec = f.substr(i, j - i);  // flags, width and precision: the length is ours
     std::string lenmod;
     while (j < f.size() && std::strchr("hlLzjt", f[j])) lenmod.push_back(f[j++]);
     if (j >= f.size()) break;
     const char conv = f[j];
-    std::string spec = f.substr(i, j - i) ;
     char buf[512];
     if (std::strchr("diouxXc", conv)) {
       const bool wide = lenmod.find('l') != std::string::npos || lenmod == "z" || lenmod == "j" || lenmod == "t";

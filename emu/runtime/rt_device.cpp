@@ -119,6 +119,7 @@ Errc cudaDeviceSynchronize() noexcept {
   RT_TRY(rt::context("cudaDeviceSynchronize", &ctx));
   RT_TRY(not_in_host_function("cudaDeviceSynchronize"));
   ctx->synchronize();
+  if (ctx->faulted()) return ctx->fault_error("cudaDeviceSynchronize");  // a kernel faulted: sticky
   return Errc::success;
 }
 

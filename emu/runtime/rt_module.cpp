@@ -206,7 +206,11 @@ Errc cudaFuncGetAttributes(cudaFuncAttributes* a, const void* func) noexcept {
 Errc cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) noexcept {
   CUfunction f = nullptr;
   RT_TRY(function_of(func, "cudaFuncSetAttribute", f));
-  return api::cuFuncSetAttribute(f, static_cast<CUfunction_attribute>(attr), value);
+  RT_TRY(api::cuFuncSetAttribute(f, static_cast<CUfunction_attribute>(attr), value));
+  // NVIDIA's runtime (13.0, measured on this driver) leaves cudaSuccess as the thread's last
+  // error after a cudaFuncSetAttribute that succeeds, whatever an earlier call left there.
+  rtapi::set_last_error(Errc::success);
+  return Errc::success;
 }
 
 Errc cudaFuncSetCacheConfig(const void* func, cudaFuncCache c) noexcept {
