@@ -427,7 +427,7 @@ static Case minimize(const Case& c0, const std::string& a, const std::string& b,
   std::istringstream in(c0.ptx);
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   std::vector<int> drop;
-  for (size_t i = 0; i < lines.size(); ++i) if (lines[i].size() > 4 && lines[i].compare(lines[i].size() - 4, 4, "//d") == 0) drop.push_back(static_cast<int>(i));
+  for (size_t i = 0; i < lines.size(); ++i) if (lines[i].size() > 3 && lines[i].compare(lines[i].size() - 3, 3, "//d") == 0) drop.push_back(static_cast<int>(i));
   auto build = [&](const std::set<int>& gone) {
     Case c = c0;
     c.ptx.clear();
@@ -571,7 +571,7 @@ static int cmd_kreplay(std::map<std::string, std::string>& m, const std::vector<
     compared += d.kind == "bytes";
     line[i] = "FAIL " + c.name + " [" + c.family + "]: " + d.what + (r.log.empty() ? "" : " (jit: " + r.log.substr(0, 160) + ")");
   });
-  for (auto& l : line) if (verbose || l.rfind("PASS", 0) != 0) printf("%s\n", l.c_str());
+  for (auto& l : line) if (verbose || l.rfind("PASS", 0) != 0 || l.find("status: open") != std::string::npos) printf("%s\n", l.c_str());
   print_tally(t);
   printf("%zu cases: %zu compared bytes, %zu failed, %zu not run (launch refused)\n", all.size(), compared, failed, refused);
   if (failed) return 1;

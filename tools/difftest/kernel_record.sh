@@ -15,7 +15,9 @@
 #       family into OUT_DIR/kept.tar.gz (review them, then add them to tests/difftest/kernels).
 #
 # Environment: KDIFF_SEED (1), KDIFF_FAMILIES (all; comma-separated, see kgen.py), KDIFF_JOBS
-# (nproc), KDIFF_MIN_S (300: the minimizer's time), NVIDIA_CUDA_ROOT (/usr/local/cuda).
+# (nproc), KDIFF_MIN_S (300: the minimizer's time), NVIDIA_CUDA_ROOT (/usr/local/cuda); to rehearse
+# without a GPU, KDIFF_LIB (system: NVIDIA's driver) names another driver's folder, e.g. build/lib
+# with CUDA_SHIM_KERNELS=skip, and KDIFF_RUNNER a difftest binary already built.
 # Needs python3 (the GPU image has it) for the generator, g++ and, for `minimize` without
 # EMU_LIB_DIR, CMake to build the emulator.
 set -uo pipefail
@@ -29,6 +31,7 @@ work=$(mktemp -d /tmp/kdiff.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 build_runner() {  # $1: include dir of a cuda.h
+  if [[ -n ${KDIFF_RUNNER:-} ]]; then cp "$KDIFF_RUNNER" "$work/difftest"; return; fi
   g++ -std=c++20 -O1 -I"$1" "$root/tools/difftest/difftest.cpp" -o "$work/difftest" -ldl -lpthread > "$work/build.log" 2>&1 ||
     { tail -30 "$work/build.log"; exit 3; }
 }
@@ -51,7 +54,7 @@ record)
   build_runner "$cuda/include"
   generate "$count"
   label > "$out/gpu.txt"
-  "$work/difftest" kernel record --lib system --label "$(cat "$out/gpu.txt")" --jobs "$jobs" --repeat 2 \
+  "$work/difftest" kernel record --lib "${KDIFF_LIB:-system}" --label "$(cat "$out/gpu.txt")" --jobs "$jobs" --repeat 2 \
     --out "$work/recorded" "$work/cases" | tee "$out/report.txt"
   echo "seed $seed, $count cases a family, families $fams" >> "$out/report.txt"
   tar czf "$out/recorded.tar.gz" -C "$work" recorded
@@ -60,6 +63,7 @@ record)
 diff)
   rec=${2:?usage: kernel_record.sh diff RECORDED [EMU_LIB_DIR]}
   emu=${3:-$root/build/lib}
+  [[ -z ${KDIFF_RUNNER:-} && -x $root/build/bin/difftest ]] && KDIFF_RUNNER=$root/build/bin/difftest
   build_runner "$root/include/cuda_shim"
   if [[ -f $rec ]]; then tar xzf "$rec" -C "$work" && rec=$work/recorded; fi
   "$work/difftest" kernel replay --lib "$emu" --jobs "$jobs" ${KDIFF_FAMILIES:+--family "$KDIFF_FAMILIES"} "$rec"
@@ -78,7 +82,7 @@ minimize)
   emu=$(cd "$emu" && pwd)
   build_runner "$cuda/include"
   generate "$count"
-  "$work/difftest" kernel diff --a system --b "$emu" --label "$(label)" --jobs "$jobs" --minimize "${KDIFF_MINIMIZE:-3}" \
+  "$work/difftest" kernel diff --a "${KDIFF_LIB:-system}" --b "$emu" --label "$(label)" --jobs "$jobs" --minimize "${KDIFF_MINIMIZE:-3}" \
     --minimize-seconds "${KDIFF_MIN_S:-300}" --out "$work/diff" "$work/cases" | tee "$out/report.txt"
   cp "$work/diff/divergences.txt" "$out/"
   tar czf "$out/kept.tar.gz" -C "$work/diff" kept

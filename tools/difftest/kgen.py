@@ -395,7 +395,7 @@ def op_pred(k):
     elif op == 1:
         t = r.pick(["b16", "u16", "s16", "b32", "u32", "s32", "f32", "b64", "s64", "f64"])
         sz = bits(t)
-        k.emit("selp.%s %s, %s, %s, %s%s;" % (t, k.reg(sz), k.reg(sz), k.src(sz) if t[0] != "f" else k.fsrc(sz), r.pick(["", ""]), r.pick(PR)))
+        k.emit("selp.%s %s, %s, %s, %s;" % (t, k.reg(sz), k.reg(sz), k.src(sz) if t[0] != "f" else k.fsrc(sz), r.pick(PR)))
     elif op == 2:
         cmp, t, a, b = setp_operands(k)
         dt = r.pick(["u32", "s32", "f32"])
@@ -462,17 +462,18 @@ def op_float(k):
         k.emit("%s%s.%s %s, %s, %s;" % (r.pick(["min", "max"]), ".xorsign.abs" if xs else "", t, d, a, b))
 
 
-# .approx: (text, ulps, abs): a result passes within ulps units in the last place or abs of the
-# expected one (PTX ISA 8.x, each instruction's "maximum error").
+# .approx: (text, ulps, abs, ranged): a result passes within ulps units in the last place or abs of
+# NVIDIA's (the PTX ISA's stated maximum error of each instruction, taken as the allowed distance
+# from NVIDIA's answer, which is itself within that bound of the exact value).
 APPROX = [
     ("sin.approx%s.f32", 0, 2.0 ** -20.5, True),    # absolute, in [-pi, pi]
     ("cos.approx%s.f32", 0, 2.0 ** -20.5, True),
     ("ex2.approx%s.f32", 2, 0.0, False),
     ("lg2.approx%s.f32", 0, 2.0 ** -22.6, False),   # absolute near 1, relative 2^-22 elsewhere
-    ("rsqrt.approx%s.f32", 2, 0.0, False),
+    ("rsqrt.approx%s.f32", 3, 0.0, False),         # relative 2^-22.9
     ("sqrt.approx%s.f32", 2, 0.0, False),
     ("rcp.approx%s.f32", 1, 0.0, False),
-    ("tanh.approx.f32", 4096, 0.0, False),          # relative 2^-11
+    ("tanh.approx.f32", 8192, 0.0, False),          # relative 2^-11
 ]
 
 
@@ -590,7 +591,7 @@ def gen_div(k, n, depth=0):
             k.emit("@%s bra %s;" % (p, els))
             m = 1 + r.below(4)
             gen_div(k, m, depth + 1)
-            k.emit("bra.uni %s;" % end)
+            k.emit("bra %s;" % end)
             k.lines.append(els + ":")
             m2 = r.below(4)
             gen_div(k, m2, depth + 1)
@@ -641,7 +642,8 @@ def warp_op(k, mask, uniform):
         else:
             k.emit("%s%smatch.sync.all.b%d %s|%s, %s, %s;" % (few, mask[0], sz, k.reg(32), r.pick(PR), src, mask[1]))
     elif op == 7:
-        k.emit("activemask.b32 %s; mov.u32 %%t2, %%laneid; xor.b32 %s, %s, %%t2;" % (k.reg(32), k.reg(32), k.reg(32)))
+        # converged first: after a divergent region nothing else says the warp is whole again
+        k.emit("bar.warp.sync 0xFFFFFFFF; activemask.b32 %s; mov.u32 %%t2, %%laneid; xor.b32 %s, %s, %%t2;" % (k.reg(32), k.reg(32), k.reg(32)))
     else:
         mode = r.pick(["up", "down", "bfly", "idx"])
         w = r.pick([32, 32, 16, 8, 4, 2])
