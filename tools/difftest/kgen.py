@@ -19,7 +19,7 @@ import sys
 
 M64 = (1 << 64) - 1
 
-FAMILIES = ["int", "bit", "pred", "float", "approx", "cvt", "half", "div", "warp", "shared", "atom", "undefined"]
+FAMILIES = ["int", "bit", "pred", "float", "approx", "cvt", "half", "div", "warp", "shared", "atom", "undefined", "mix"]
 
 
 # ---- deterministic randomness (no dependence on Python's random module) -------------------------
@@ -844,6 +844,12 @@ def make_case(family, seed):
     if family in SIMPLE:
         for _ in range(n):
             SIMPLE[family](k)
+    elif family == "mix":  # the exact families' instructions interleaved: values cross types
+        ops = [op_int, op_bit, op_pred, op_float, op_cvt, op_half]
+        for _ in range(n):
+            r.pick(ops)(k)
+        if k.target != "sm_90" and any(".bf16" in l and ("add" in l or "sub" in l or "mul" in l) for l in k.lines):
+            k.target = "sm_90"
     elif family == "approx":
         gen_approx(k, n)
     elif family == "div":
@@ -856,7 +862,7 @@ def make_case(family, seed):
     elif family == "atom":
         k.block = r.pick([32, 64, 128])
         gen_atom(k, n)
-    if family == "half":
+    if family in ("half", "mix") and any("bf16" in l for l in k.lines):
         k.target = "sm_90"  # add/sub/mul .bf16 need it
     nthreads = k.grid * k.block
     c = {
