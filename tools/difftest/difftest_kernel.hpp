@@ -531,7 +531,8 @@ static int cmd_record(std::map<std::string, std::string>& m, const std::vector<s
   return 0;
 }
 
-// replay: holds one driver to the recorded answers. Exit 0 when every compared case agrees,
+// replay: holds one driver to the recorded answers (--keep DIR: each diverging case is written
+// there with status open, to review and keep). Exit 0 when every compared case agrees,
 // 1 on a divergence (cases with status "open" are reported, not failed), 77 when no case
 // could compare bytes (the emulator refused every launch): CTest reports that as skipped.
 static int cmd_kreplay(std::map<std::string, std::string>& m, const std::vector<std::string>& pos) {
@@ -569,6 +570,14 @@ static int cmd_kreplay(std::map<std::string, std::string>& m, const std::vector<
     if (open) { ++ft.open; compared += d.kind == "bytes"; line[i] = "OPEN " + c.name + ": " + d.what; return; }
     ++failed;
     compared += d.kind == "bytes";
+    if (m.count("keep")) {  // the diverging case as a kept one: the recording's bytes, status open
+      fs::create_directories(m["keep"]);
+      Case k = c;
+      for (auto& h : k.head) if (h.rfind("status ", 0) == 0) h = "status open: " + d.what;
+      std::ofstream o(m["keep"] + "/" + c.name + ".kcase");
+      o << "# difftest kernel case, diverging on replay (docs/difftest.md, Kernels)\n";
+      write_kcase(o, k);
+    }
     line[i] = "FAIL " + c.name + " [" + c.family + "]: " + d.what + (r.log.empty() ? "" : " (jit: " + r.log.substr(0, 160) + ")");
   });
   for (auto& l : line) if (verbose || l.rfind("PASS", 0) != 0 || l.find("status: open") != std::string::npos) printf("%s\n", l.c_str());
