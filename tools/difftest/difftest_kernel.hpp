@@ -586,7 +586,7 @@ static int cmd_kreplay(std::map<std::string, std::string>& m, const std::vector<
   if (failed) return 1;
   if (refused && !m.count("allow-refused")) {
     if (!compared) {
-      printf("NOT RUN: the driver refused every launch (no kernel engine yet?), so no byte was compared; skipped, not passed\n");
+      printf("NOT RUN: the driver refused every launch (CUDA_SHIM_KERNELS=refuse?), so no byte was compared; skipped, not passed\n");
       return 77;
     }
     printf("FAIL: %zu launches refused where NVIDIA's driver ran them\n", refused);
