@@ -14,7 +14,8 @@
 #       prints the per-family counts and minimizes up to KDIFF_MINIMIZE (3) diverging cases a
 #       family into OUT_DIR/kept.tar.gz (review them, then add them to tests/difftest/kernels).
 #
-# Environment: KDIFF_SEED (1), KDIFF_FAMILIES (all; comma-separated, see kgen.py), KDIFF_JOBS
+# Environment: KDIFF_SEED (1), KDIFF_FAMILIES (all; comma-separated, see kgen.py), KDIFF_EXCLUDE
+# (instruction texts to leave out, comma-separated, e.g. the ones the engine refuses), KDIFF_JOBS
 # (nproc), KDIFF_MIN_S (300: the minimizer's time), NVIDIA_CUDA_ROOT (/usr/local/cuda); to rehearse
 # without a GPU, KDIFF_LIB (system: NVIDIA's driver) names another driver's folder, e.g. build/lib
 # with CUDA_SHIM_KERNELS=skip, and KDIFF_RUNNER a difftest binary already built.
@@ -36,7 +37,7 @@ build_runner() {  # $1: include dir of a cuda.h
     { tail -30 "$work/build.log"; exit 3; }
 }
 generate() {  # $1: cases per family
-  python3 "$root/tools/difftest/kgen.py" gen --families "$fams" --count "$1" --seed "$seed" "$work/cases" &&
+  python3 "$root/tools/difftest/kgen.py" gen --families "$fams" --count "$1" --seed "$seed" --exclude "${KDIFF_EXCLUDE:-}" "$work/cases" &&
     python3 "$root/tools/difftest/kgen.py" hand "$work/cases" || exit 4
   "$work/difftest" kernel check "$work/cases" > "$work/check.txt" || { tail -5 "$work/check.txt"; exit 4; }
 }
