@@ -1,7 +1,8 @@
 // difftest: differential testing of cuda-shim against NVIDIA's driver (docs/difftest.md).
 // One binary: it generates op sequences, runs each in a fresh process of itself on a given
 // libcuda.so.1 ("system" = the dynamic linker's, i.e. NVIDIA's; or a folder holding ours),
-// compares two drivers' records, minimizes divergences and replays the kept cases.
+// compares two drivers' records, minimizes divergences and replays the kept cases; `kernel`
+// does the same for PTX kernels (difftest_kernel.hpp).
 //   g++ -std=c++20 -O1 -I<cuda include> tools/difftest/difftest.cpp -o difftest -ldl -lpthread
 #include <fcntl.h>
 #include <sys/types.h>
@@ -230,7 +231,7 @@ static std::map<std::string, std::string> parse_args(int argc, char** argv, int 
   std::map<std::string, std::string> m;
   for (int i = from; i < argc; ++i) {
     std::string s = argv[i];
-    if (s == "--list" || s == "--resume") m[s.substr(2)] = "1";  // flags without a value
+    if (s == "--list" || s == "--resume" || s == "--verbose" || s == "--hex" || s == "--allow-refused") m[s.substr(2)] = "1";  // flags without a value
     else if (s.rfind("--", 0) == 0 && i + 1 < argc) m[s.substr(2)] = argv[++i];
     else pos.push_back(s);
   }
@@ -458,12 +459,14 @@ static int cmd_selfcheck(std::map<std::string, std::string>& m, const std::vecto
 }
 
 #include "difftest_probe.hpp"
+#include "difftest_kernel.hpp"
 
 int main(int argc, char** argv) {
   if (argc >= 4 && !strcmp(argv[1], "--peer")) return Exec::peer_main(atoi(argv[2]), argv[3]);
   if (argc >= 6 && !strcmp(argv[1], "exec")) return cmd_exec(argv[2], argv[3], argv[4], argv[5]);
+  if (argc >= 6 && !strcmp(argv[1], "kexec")) return cmd_kexec(argv[2], argv[3], argv[4], argv[5], argc >= 7 ? argv[6] : "");
   if (argc < 2) {
-    fprintf(stderr, "usage: difftest gen|run|diff|replay|selfcheck|probe ... (docs/difftest.md, docs/probe.md)\n");
+    fprintf(stderr, "usage: difftest gen|run|diff|replay|selfcheck|probe|kernel ... (docs/difftest.md, docs/probe.md)\n");
     return 2;
   }
   char self[4096];
@@ -478,7 +481,7 @@ int main(int argc, char** argv) {
   std::string c = argv[1];
   int rc = c == "gen" ? cmd_gen(m, pos) : c == "run" ? cmd_run(m, pos) : c == "diff" ? cmd_diff(m, pos)
          : c == "replay" ? cmd_replay(m, pos) : c == "selfcheck" ? cmd_selfcheck(m, pos)
-         : c == "probe" ? cmd_probe(m, pos) : 2;
+         : c == "probe" ? cmd_probe(m, pos) : c == "kernel" ? cmd_kernel(argc, argv) : 2;
   std::error_code ec;
   if (g_tmp != "/tmp" && !getenv("DIFFTEST_KEEP_ERR")) fs::remove_all(g_tmp, ec);
   return rc;
