@@ -162,6 +162,53 @@ void global_access(Warp& w, const Insn& in, uint32_t m) {
   }
 }
 
+// Shared memory, one element per lane: the block's own bytes, bounds-checked per lane.
+template <unsigned N, bool Store>
+void shared_access(Warp& w, const Insn& in, uint32_t m) {
+  using T = std::conditional_t<N == 1, uint8_t, std::conditional_t<N == 2, uint16_t, std::conditional_t<N == 4, uint32_t, uint64_t>>>;
+  unsigned sb;
+  const uint64_t* base = w.src(in.op[4], sb);
+  const uint64_t off = static_cast<uint64_t>(in.imm);
+  uint8_t* const sh = w.block->shared;
+  const uint64_t size = w.block->shared_size;
+  uint64_t bad = 0;
+  for_lanes(m, [&](unsigned l) {
+    const uint64_t a = base[l * sb] + off;
+    bad |= (a & (N - 1)) | (a + N > size ? 1 : 0) | (a >= size ? 1 : 0);
+  });
+  if (bad) {  // the general path names the fault
+    if (Store) st(w, in, m);
+    else ld(w, in, m);
+    return;
+  }
+  if constexpr (Store) {
+    unsigned sv;
+    const uint64_t* v = w.src(in.op[0], sv);
+    for_lanes(m, [&](unsigned l) {
+      const T x = static_cast<T>(v[l * sv]);
+      std::memcpy(sh + base[l * sb] + off, &x, N);
+    });
+  } else {
+    uint64_t* d = w.dst(in.op[0]);
+    const bool sign = ty_signed(in.ty);
+    for_lanes(m, [&](unsigned l) {
+      T x;
+      std::memcpy(&x, sh + base[l * sb] + off, N);
+      d[l] = sign ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<std::make_signed_t<T>>(x))) : x;
+    });
+  }
+}
+
+Handler shared_handler(unsigned n, bool store) {
+  switch (n) {
+    case 1: return store ? &shared_access<1, true> : &shared_access<1, false>;
+    case 2: return store ? &shared_access<2, true> : &shared_access<2, false>;
+    case 4: return store ? &shared_access<4, true> : &shared_access<4, false>;
+    case 8: return store ? &shared_access<8, true> : &shared_access<8, false>;
+    default: return nullptr;
+  }
+}
+
 Handler global_handler(unsigned n, bool store) {
   switch (n) {
     case 1: return store ? &global_access<1, true> : &global_access<1, false>;
@@ -363,11 +410,15 @@ Handler mem_handler(std::string_view op, Insn& in) {
   if (op == "ld" || op == "ldu") {
     if ((in.space == Space::global || in.space == Space::generic) && in.vec == 1 && in.op[4] != kNone && !(in.mod2 & 1))
       if (Handler h = global_handler(n, false)) return h;
+    if (in.space == Space::shared && in.vec == 1 && in.op[4] != kNone && !(in.mod2 & 1))
+      if (Handler h = shared_handler(n, false)) return h;
     return n ? &ld : nullptr;
   }
   if (op == "st") {
     if ((in.space == Space::global || in.space == Space::generic) && in.vec == 1 && in.op[4] != kNone && !(in.mod2 & 1))
       if (Handler h = global_handler(n, true)) return h;
+    if (in.space == Space::shared && in.vec == 1 && in.op[4] != kNone && !(in.mod2 & 1))
+      if (Handler h = shared_handler(n, true)) return h;
     return n ? &st : nullptr;
   }
   if (op == "atom" || op == "red") {

@@ -51,6 +51,7 @@ class Lowerer {
   Errc move(const ast::Insn& a, Insn& i);
   Errc warp(const ast::Insn& a, Insn& i, const Mods& m);
   Errc barrier_reduction(const ast::Insn& a, Insn& i, const Mods& m);
+  Errc select_sign(const ast::Insn& a, Insn& i, const Mods& m);
 
  private:
   friend struct InsnLowering;

@@ -236,11 +236,8 @@ Errc Lowerer::insn(const ast::Insn& a) {
     return warp(a, i, m);
 
   // Comparisons.
+  if (op == "slct") return select_sign(a, i, m);
   if (op == "setp" || op == "set") {
-    if (op == "set") {
-      unsupported(a, "set is not implemented yet (setp is)");
-      return Errc::success;
-    }
     TRY(need(3));
     for (auto r : m.rest) {
       int c = cmp_of(r);
@@ -249,7 +246,13 @@ Errc Lowerer::insn(const ast::Insn& a) {
       else if (r == ".or") i.mod2 = kBoolOr;
       else if (r == ".xor") i.mod2 = kBoolXor;
     }
-    i.op[0] = dst(ops[0]);
+    // set.cmp.dtype.stype d, a, b: a comparison of stype written as dtype (all ones or 1.0f).
+    const Ty dtype = i.ty;
+    if (op == "set") {
+      i.ty = i.ty2;
+      i.ty2 = Ty::none;
+    }
+    i.op[0] = op == "set" ? temp() : dst(ops[0]);
     if (!ops[0].pair.empty()) i.op[4] = reg(ops[0].pair);
     TRY(value(ops[1], i.ty, i.op[1], a.line));
     TRY(value(ops[2], i.ty, i.op[2], a.line));
@@ -257,7 +260,22 @@ Errc Lowerer::insn(const ast::Insn& a) {
       TRY(value(ops[3], Ty::pred, i.op[3], a.line));
       if (ops[3].neg) i.mod2 |= kBoolNeg;
     }
-    return finish("setp");
+    if (op == "setp") return finish("setp");
+    const uint32_t p = i.op[0];
+    TRY(finish("setp"));
+    Insn sel;
+    sel.line = a.line;
+    sel.opcode = i.opcode;
+    sel.guard = i.guard;
+    sel.guard_neg = i.guard_neg;
+    sel.ty = dtype;
+    sel.op[0] = dst(ops[0]);
+    sel.op[1] = constant(dtype == Ty::f32 ? 0x3f800000u : 0xffffffffu);
+    sel.op[2] = constant(0);
+    sel.op[3] = p;
+    sel.fn = handler_of("selp", sel);
+    emit(sel);
+    return Errc::success;
   }
   if (op == "testp") {
     static constexpr std::string_view kT[] = {".finite", ".infinite", ".number", ".notanumber", ".normal", ".subnormal"};

@@ -230,7 +230,8 @@ Errc Lowerer::warp(const ast::Insn& a, Insn& i, const Mods& m) {
     for (size_t k = 1; k < 4; ++k) TRY(value(ops[k], Ty::b32, i.op[k], a.line));
     TRY(mask(4));
   } else if (op == "vote") {
-    const int mode = index_of(m.rest, {".all", ".any", ".uni", ".ballot"});
+    int mode = index_of(m.rest, {".all", ".any", ".uni", ".ballot"});
+    if (mode < 0 && has(a, ".uni")) mode = 2;  // .uni is otherwise bra.uni's, which changes nothing
     if (mode < 0 || ops.size() < 2) return bad(a.line, "vote needs a mode and two operands");
     i.mod = static_cast<uint8_t>(mode);
     i.op[0] = reg(ops[0].name);
@@ -293,6 +294,35 @@ Errc Lowerer::barrier_reduction(const ast::Insn& a, Insn& i, const Mods& m) {
   r.mod = static_cast<uint8_t>(op);
   r.fn = handler_of("bar_red_result", r);
   emit(r);
+  return Errc::success;
+}
+
+// slct.dtype.ctype d, a, b, c: a when c >= 0 (a signed integer, or a float: -0 counts, NaN does
+// not), else b. Lowered as setp.ge on c into a temporary, then selp.
+Errc Lowerer::select_sign(const ast::Insn& a, Insn& i, const Mods& m) {
+  if (a.ops.size() < 4 || m.types.size() < 2) return bad(a.line, "slct needs two types and four operands");
+  Insn t = i;
+  t.ty = m.types[1];
+  t.ty2 = Ty::none;
+  t.mod = static_cast<uint8_t>(Cmp::ge);
+  t.mod2 = 0;
+  t.op[0] = temp();
+  TRY(value(a.ops[3], t.ty, t.op[1], a.line));
+  t.op[2] = constant(0);
+  t.fn = handler_of("setp", t);
+  if (!t.fn) {
+    unsupported(a, "slct with this comparison type");
+    return Errc::success;
+  }
+  emit(t);
+  i.ty = m.types[0];
+  i.flags = 0;
+  i.op[0] = reg(a.ops[0].name);
+  TRY(value(a.ops[1], i.ty, i.op[1], a.line));
+  TRY(value(a.ops[2], i.ty, i.op[2], a.line));
+  i.op[3] = t.op[0];
+  i.fn = handler_of("selp", i);
+  emit(i);
   return Errc::success;
 }
 
