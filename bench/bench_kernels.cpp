@@ -550,10 +550,17 @@ void loop_histogram(const unsigned char* __restrict__ in, uint32_t* __restrict__
 
 // ---------------------------------------------------------------- the kernels, on the driver
 
+// The call's error name; on the emulator also its explanation (a refused instruction, say).
 std::string cu_err(CUresult e, const char* what) {
   const char* name = nullptr;
   cuGetErrorName(e, &name);
-  return std::string(what) + ": " + (name ? name : std::to_string(e));
+  std::string out = std::string(what) + ": " + (name ? name : std::to_string(e));
+  using Explain = size_t (*)(char*, size_t);
+  if (auto explain = reinterpret_cast<Explain>(dlsym(RTLD_DEFAULT, "cuShimGetLastExplanation"))) {
+    char buf[512];
+    if (explain(buf, sizeof buf) > 0) out += std::string(" (") + buf + ")";
+  }
+  return out;
 }
 
 #define CU_TRY(call)                                     \
