@@ -843,8 +843,9 @@ double seconds(F&& f) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// The child of BM_Emu_Kernel1T: sets the kernel up and checks it (answering 0, or -1 with the
-// reason on stderr), then for each request runs it once and answers its seconds (-1: failed).
+// The child of BM_Emu_Kernel1T: sets the kernel up and checks it (answering kReady, or -1 with
+// the reason on stderr), then for each request runs it once and answers its seconds (-1: failed).
+constexpr double kReady = 1.0;  // not 0: a failed read of the channel yields 0
 MP_CHILD(kernel_1t) {
   alarm(0);  // lives as long as the benchmark asks; a parent gone closes the channel
   const int64_t len = ch.recv_int();
@@ -859,7 +860,7 @@ MP_CHILD(kernel_1t) {
     ch.send_pod(-1.0);
     return 1;
   }
-  ch.send_pod(0.0);
+  ch.send_pod(kReady);
   for (;;) {
     const int64_t req = ch.recv_int();
     if (req != 1) return 0;  // the parent closed the channel (or said stop)
@@ -883,7 +884,7 @@ void BM_Emu_Kernel1T(benchmark::State& s, const Kernel* k) {
   const std::string name = k->name;
   c.ch.send_int(static_cast<int64_t>(name.size()));
   c.ch.send(name.data(), name.size());
-  if (c.ch.recv_pod<double>() != 0.0) {
+  if (c.ch.recv_pod<double>() != kReady) {
     s.SkipWithError("the child with 1 engine thread failed to set up or check the kernel (its stderr says why)");
     return;
   }
