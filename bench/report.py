@@ -250,6 +250,18 @@ def load(folder, side):
     return rows
 
 
+def load_errors(folder, side):
+    """{benchmark name: the error it stopped with} over every binary of one side (a kernel whose
+    result check failed, say)."""
+    errs = {}
+    for path in sorted(glob.glob(os.path.join(folder, side, "*.json"))):
+        with open(path) as f:
+            for r in json.load(f).get("benchmarks", []):
+                if r.get("error_occurred"):
+                    errs[clean(r["name"])] = r.get("error_message", "error")
+    return errs
+
+
 def per_op_ns(r):
     ips = r.get("items_per_second")
     return 1e9 / ips if ips else None
@@ -316,9 +328,10 @@ def rounds_of(folders):
 
 
 def render(folders, out):
-    ours, real, mach = {}, {}, {}
+    ours, real, mach, errors = {}, {}, {}, {}
     drifted = False
     for d in folders:
+        errors.update(load_errors(d, "ours"))
         ours.update(load(d, "ours"))
         real.update(load(d, "real"))
         with open(os.path.join(d, "machine.json")) as f:
@@ -393,7 +406,7 @@ def render(folders, out):
               f"names as its baseline) ran more than {HOST_DRIFT - 1:.0%} apart in the driver's half and in "
               "ours: the host itself was faster in one half. The second ratio compares each side's multiple "
               "of its own baseline, and the row counts as met only when both ratios clear the bar."]
-    L += kernel_section(ours, real)
+    L += kernel_section(ours, real, errors)
     L += ["", "## Every benchmark", "",
           "Per operation (1e9 / items per second) or bandwidth; `vs baseline` is ours / the `BM_Host_*` "
           "benchmark the row names, measured in the same run (for bandwidth: ours / baseline).", "",
@@ -452,16 +465,29 @@ def kernel_ratios(ours, key):
     return tn, n, t1, tl, vs_loop, speedup, scaling
 
 
-def kernel_section(ours, real):
+def kernel_section(ours, real, errors=None):
     """The kernel engine's rows (issue 38): ours against a single-threaded C++ loop per core,
-    scaling over the engine's threads, launch overhead, and the GPU's time where the run has it."""
+    scaling over the engine's threads, launch overhead, and the GPU's time where the run has it.
+    A kernel that failed on our side (its result check, say) is a row that says so, not met."""
     rows = []
-    for label, key, memory_bound in KERNEL_ROWS:
-        tn, n, t1, tl, vs_loop, speedup, scaling = kernel_ratios(ours, key)
-        if tn is None and t1 is None:
+    errors = errors or {}
+    for label, key, memory_bound in (*KERNEL_ROWS, ("empty kernel <<<1,1>>>: launch + cuCtxSynchronize", "Empty", None)):
+        err = next((f"{n}: {errors[n]}" for n in (f"BM_Kernel_{key}", f"BM_Emu_Kernel1T_{key}") if n in errors), None)
+        if err:
+            rows.append(f"| {label} | failed ({err.replace('|', '/')}) | | | | | | | no |")
             continue
         r = real.get(f"BM_Kernel_{key}")
         g = per_op_ns(r) if r else None
+        if memory_bound is None:  # the empty kernel: launch overhead
+            en = per_op_ns(ours.get(EMPTY_KERNEL) or {})
+            if en:
+                gpu = "" if g is None else f"{fmt_ns(g)} ({fmt_x(g / en)} cuda-shim's time)"
+                rows.append(f"| {label} | {fmt_ns(en)} | | | | | {gpu} | "
+                            f"≤{fmt_ns(LAUNCH_BAR_NS)} | {'yes' if en <= LAUNCH_BAR_NS else 'no'} |")
+            continue
+        tn, n, t1, tl, vs_loop, speedup, scaling = kernel_ratios(ours, key)
+        if tn is None and t1 is None:
+            continue
         shim = fmt_ns(tn) + (f" ({n:.0f} threads)" if tn and n else "")
         scale = "" if speedup is None else (f"{fmt_x(speedup)} on {n:.0f} threads" if n else fmt_x(speedup))
         if scaling is not None:
@@ -471,13 +497,6 @@ def kernel_section(ours, real):
                 f"≥{SCALING_BAR:.1f}× linear scaling (compute-bound: per core not a goal)")
         rows.append(f"| {label} | {shim} | {fmt_ns(t1)} | {fmt_ns(tl)} | {fmt_x(vs_loop)} | {scale} | {gpu} | "
                     f"{goal} | {kernel_verdict(vs_loop, scaling, memory_bound)} |")
-    e = ours.get(EMPTY_KERNEL)
-    if e and per_op_ns(e):
-        en, r = per_op_ns(e), real.get(EMPTY_KERNEL)
-        g = per_op_ns(r) if r else None
-        gpu = "" if g is None else f"{fmt_ns(g)} ({fmt_x(g / en)} cuda-shim's time)"
-        rows.append(f"| empty kernel <<<1,1>>>: launch + cuCtxSynchronize | {fmt_ns(en)} | | | | | {gpu} | "
-                    f"≤{fmt_ns(LAUNCH_BAR_NS)} | {'yes' if en <= LAUNCH_BAR_NS else 'no'} |")
     if not rows:
         return []
     return ["", "## Kernels", "",

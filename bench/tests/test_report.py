@@ -83,6 +83,13 @@ def main():
     empty["BM_Kernel_Empty"]["items_per_second"] = 1e9 / 2500
     check("empty kernel missed", report.kernel_section(empty, {})[-1].endswith("| no |"), True)
 
+    # A kernel whose check failed on our side is a row saying so, never met.
+    bad = report.kernel_section(empty, {}, {"BM_Kernel_VectorAdd": "vector_add: c[1] = 0, want 0.75"})
+    check("failed kernel row first, empty kernel after", len(bad) - bad.index("|---|---|---|---|---|---|---|---|---|"), 3)
+    bad = bad[:-1]
+    check("failed kernel row", bad[-1].startswith("| vector add") and "failed (BM_Kernel_VectorAdd: vector_add" in bad[-1]
+          and bad[-1].endswith("| no |"), True)
+
     for f in failures:
         print("FAIL:", f)
     print("report.py checks:", "failed" if failures else "ok")
