@@ -15,7 +15,9 @@ turns R times and each benchmark keeps its median round. `render` turns one or m
 folders into the Markdown page; every figure the documentation states comes from that page.
 
 Per-operation cost is 1e9 / items_per_second (bench::ops), bandwidth bytes_per_second
-(bench::bytes); see bench/bench_common.hpp.
+(bench::bytes); see bench/bench_common.hpp. The kernel engine's rows (bench_kernels: per core
+against a single-threaded loop, scaling over the engine's threads, launch overhead) are judged
+within our half of the run; see KERNEL_ROWS and docs/benchmarks.md.
 """
 import argparse
 import datetime
@@ -66,6 +68,23 @@ KEY_ROWS = (
 CONTROL_BAR = 10.0   # real time / ours
 COPY_BAR = 0.90      # ours / best host copy
 ALLOC_BAR = 3.0      # ours / malloc+free
+
+# The kernel engine (issue 38, item 9; bench/bench_kernels.cpp): label, benchmark suffix K,
+# memory-bound. BM_Kernel_K is a launch + synchronize on the engine's default threads (on a GPU
+# machine also the GPU's time), BM_Host_K the same work as a plain single-threaded C++ loop, and
+# BM_Emu_Kernel1T_K the engine on one thread (a child process with CUDA_SHIM_EXEC_THREADS=1),
+# timed back to back with BM_Kernel_K's launch and the loop: its counters vs_loop (1 thread /
+# loop) and speedup (1 thread / default threads) are medians of per-iteration ratios.
+KERNEL_ROWS = (
+    ("vector add, 16M floats", "VectorAdd", True),
+    ("reduction (shared-memory tree + warp shuffle), 16M floats", "Reduce", True),
+    ("histogram, 256 bins (shared-memory atomics), 16M bytes", "Histogram", True),
+    ("tiled matmul 512×512 (16×16 tiles in shared memory)", "Matmul", False),
+)
+EMPTY_KERNEL = "BM_Kernel_Empty"
+PER_CORE_BAR = 10.0     # memory-bound kernels: 1 engine thread / single-threaded loop, at most
+SCALING_BAR = 0.8       # (1 thread / N threads) / N, at least
+LAUNCH_BAR_NS = 2000.0  # empty kernel launch + synchronize, at most
 
 
 # ------------------------------------------------------------------ collecting
@@ -231,6 +250,18 @@ def load(folder, side):
     return rows
 
 
+def load_errors(folder, side):
+    """{benchmark name: the error it stopped with} over every binary of one side (a kernel whose
+    result check failed, say)."""
+    errs = {}
+    for path in sorted(glob.glob(os.path.join(folder, side, "*.json"))):
+        with open(path) as f:
+            for r in json.load(f).get("benchmarks", []):
+                if r.get("error_occurred"):
+                    errs[clean(r["name"])] = r.get("error_message", "error")
+    return errs
+
+
 def per_op_ns(r):
     ips = r.get("items_per_second")
     return 1e9 / ips if ips else None
@@ -297,9 +328,10 @@ def rounds_of(folders):
 
 
 def render(folders, out):
-    ours, real, mach = {}, {}, {}
+    ours, real, mach, errors = {}, {}, {}, {}
     drifted = False
     for d in folders:
+        errors.update(load_errors(d, "ours"))
         ours.update(load(d, "ours"))
         real.update(load(d, "real"))
         with open(os.path.join(d, "machine.json")) as f:
@@ -374,6 +406,7 @@ def render(folders, out):
               f"names as its baseline) ran more than {HOST_DRIFT - 1:.0%} apart in the driver's half and in "
               "ours: the host itself was faster in one half. The second ratio compares each side's multiple "
               "of its own baseline, and the row counts as met only when both ratios clear the bar."]
+    L += kernel_section(ours, real, errors)
     L += ["", "## Every benchmark", "",
           "Per operation (1e9 / items per second) or bandwidth; `vs baseline` is ours / the `BM_Host_*` "
           "benchmark the row names, measured in the same run (for bandwidth: ours / baseline).", "",
@@ -404,6 +437,80 @@ def render(folders, out):
     print(f"report.py: wrote {out} ({len(ours)} benchmarks, {len(real)} on the real driver)")
     if os.path.abspath(out) == os.path.abspath(OUT):
         update_readme(L, m, gpu)
+
+
+def kernel_verdict(vs_loop, scaling, memory_bound):
+    """The kernel row's met cell: per core (memory-bound kernels only) and scaling, each judged
+    where it was measured."""
+    parts = []
+    if memory_bound:
+        parts.append("per core " + ("not measured" if vs_loop is None else
+                                    "yes" if vs_loop <= PER_CORE_BAR else "no"))
+    parts.append("scaling " + ("not measured" if scaling is None else "yes" if scaling >= SCALING_BAR else "no"))
+    return "; ".join(parts)
+
+
+def kernel_ratios(ours, key):
+    """(T on N threads ns, N, T on 1 thread ns, loop ns, 1 thread / loop, speedup 1 thread / N
+    threads, scaling = speedup / N) for kernel K on our side; None where not measured. The paired
+    counters of BM_Emu_Kernel1T_K decide; without them (older runs) the separate benchmarks."""
+    o, one, host = ours.get(f"BM_Kernel_{key}"), ours.get(f"BM_Emu_Kernel1T_{key}"), ours.get(f"BM_Host_{key}")
+    tn = per_op_ns(o) if o else None
+    t1 = per_op_ns(one) if one else None
+    tl = per_op_ns(host) if host else None
+    n = (o or one or {}).get("exec_threads")
+    vs_loop = (one.get("vs_loop") if one else None) or (t1 / tl if t1 and tl else None)
+    speedup = (one.get("speedup") if one else None) or (t1 / tn if t1 and tn else None)
+    scaling = speedup / n if speedup and n and n > 1 else None
+    return tn, n, t1, tl, vs_loop, speedup, scaling
+
+
+def kernel_section(ours, real, errors=None):
+    """The kernel engine's rows (issue 38): ours against a single-threaded C++ loop per core,
+    scaling over the engine's threads, launch overhead, and the GPU's time where the run has it.
+    A kernel that failed on our side (its result check, say) is a row that says so, not met."""
+    rows = []
+    errors = errors or {}
+    for label, key, memory_bound in (*KERNEL_ROWS, ("empty kernel <<<1,1>>>: launch + cuCtxSynchronize", "Empty", None)):
+        err = next((f"{n}: {errors[n]}" for n in (f"BM_Kernel_{key}", f"BM_Emu_Kernel1T_{key}") if n in errors), None)
+        if err:
+            rows.append(f"| {label} | failed ({err.replace('|', '/')}) | | | | | | | no |")
+            continue
+        r = real.get(f"BM_Kernel_{key}")
+        g = per_op_ns(r) if r else None
+        if memory_bound is None:  # the empty kernel: launch overhead
+            en = per_op_ns(ours.get(EMPTY_KERNEL) or {})
+            if en:
+                gpu = "" if g is None else f"{fmt_ns(g)} ({fmt_x(g / en)} cuda-shim's time)"
+                rows.append(f"| {label} | {fmt_ns(en)} | | | | | {gpu} | "
+                            f"≤{fmt_ns(LAUNCH_BAR_NS)} | {'yes' if en <= LAUNCH_BAR_NS else 'no'} |")
+            continue
+        tn, n, t1, tl, vs_loop, speedup, scaling = kernel_ratios(ours, key)
+        if tn is None and t1 is None:
+            continue
+        shim = fmt_ns(tn) + (f" ({n:.0f} threads)" if tn and n else "")
+        scale = "" if speedup is None else (f"{fmt_x(speedup)} on {n:.0f} threads" if n else fmt_x(speedup))
+        if scaling is not None:
+            scale += f" = {scaling:.2f} of linear"
+        gpu = "" if g is None else fmt_ns(g) + (f" ({fmt_x(tn / g)} faster than cuda-shim)" if tn else "")
+        goal = (f"≤{PER_CORE_BAR:.0f}× loop per core; ≥{SCALING_BAR:.1f}× linear scaling" if memory_bound else
+                f"≥{SCALING_BAR:.1f}× linear scaling (compute-bound: per core not a goal)")
+        rows.append(f"| {label} | {shim} | {fmt_ns(t1)} | {fmt_ns(tl)} | {fmt_x(vs_loop)} | {scale} | {gpu} | "
+                    f"{goal} | {kernel_verdict(vs_loop, scaling, memory_bound)} |")
+    if not rows:
+        return []
+    return ["", "## Kernels", "",
+            "The PTX engine (`bench/bench_kernels.cpp`; issue 38's goals): each kernel as a launch + "
+            "`cuCtxSynchronize` on the engine's default threads, on one engine thread (a child process "
+            "with `CUDA_SHIM_EXEC_THREADS=1`), and the same work as a plain single-threaded C++ loop on the "
+            "same data. *Per core* is one engine thread's time over the loop's, *scaling* one engine "
+            "thread's time over the default threads' (as a fraction of linear); both are medians of "
+            "ratios of runs timed back to back (`BM_Emu_Kernel1T_*`), so they are judged within cuda-shim's "
+            "half of the run. The GPU column is NVIDIA's driver running the same PTX on the GPU, not judged.",
+            "",
+            "| kernel | cuda-shim | 1 engine thread | C++ loop, 1 thread | per core: 1 thread / loop "
+            "| scaling: 1 thread / all | GPU (NVIDIA driver) | goal | met |",
+            "|---|---|---|---|---|---|---|---|---|", *rows]
 
 
 README = os.path.join(ROOT, "README.md")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Checks bench/report.py's two judgements that no benchmark run exercises on its own: which
-round a benchmark keeps (collect --rounds) and when a key row is also judged against each side's
-own host baseline (HOST_DRIFT)."""
+"""Checks bench/report.py's judgements that no benchmark run exercises on its own: which round a
+benchmark keeps (collect --rounds), when a key row is also judged against each side's own host
+baseline (HOST_DRIFT), and how the kernel rows are judged (per core, scaling, launch overhead)."""
 import os
 import sys
 
@@ -58,6 +58,37 @@ def main():
         got = report.host_drift(ours["BM_Op"], real["BM_Op"], ours, real)
         check(f"drift with the driver's baseline at {real_base} ns", None if got is None else round(got, 3), want)
     check("no baseline, no drift", report.host_drift({"items_per_second": 1.0}, {"items_per_second": 1.0}, {}, {}), None)
+
+    # Kernel rows (issue 38): per core judged for memory-bound kernels only, scaling for all.
+    check("kernel verdict, both met", report.kernel_verdict(9.5, 0.85, True), "per core yes; scaling yes")
+    check("kernel verdict, both missed", report.kernel_verdict(10.5, 0.75, True), "per core no; scaling no")
+    check("kernel verdict, compute-bound", report.kernel_verdict(50.0, 0.9, False), "scaling yes")
+    check("kernel verdict, nothing measured", report.kernel_verdict(None, None, True),
+          "per core not measured; scaling not measured")
+    # The paired counters of BM_Emu_Kernel1T_K decide over the separately timed benchmarks.
+    kern = {"BM_Kernel_K": {"items_per_second": 1e9 / 100, "exec_threads": 16},
+            "BM_Host_K": {"items_per_second": 1e9 / 200},
+            "BM_Emu_Kernel1T_K": {"items_per_second": 1e9 / 1000, "vs_loop": 4.0, "speedup": 12.0, "exec_threads": 16}}
+    tn, n, t1, tl, vs_loop, speedup, scaling = report.kernel_ratios(kern, "K")
+    check("kernel ratios, paired", (round(tn), n, round(t1), round(tl), vs_loop, speedup, scaling),
+          (100, 16, 1000, 200, 4.0, 12.0, 0.75))
+    unpaired = {k: {x: v for x, v in r.items() if x not in ("vs_loop", "speedup")} for k, r in kern.items()}
+    got = report.kernel_ratios(unpaired, "K")
+    check("kernel ratios, unpaired", tuple(round(x, 3) for x in got[4:]), (5.0, 10.0, 0.625))
+    one = {"BM_Kernel_K": {"items_per_second": 1e9 / 100, "exec_threads": 1}}
+    check("kernel ratios, one thread: no scaling", report.kernel_ratios(one, "K")[4:], (None, None, None))
+    # The empty kernel: launch + synchronize at most 2 µs.
+    empty = {"BM_Kernel_Empty": {"items_per_second": 1e9 / 1500, "name": "BM_Kernel_Empty"}}
+    check("empty kernel met", report.kernel_section(empty, {})[-1].endswith("| yes |"), True)
+    empty["BM_Kernel_Empty"]["items_per_second"] = 1e9 / 2500
+    check("empty kernel missed", report.kernel_section(empty, {})[-1].endswith("| no |"), True)
+
+    # A kernel whose check failed on our side is a row saying so, never met.
+    bad = report.kernel_section(empty, {}, {"BM_Kernel_VectorAdd": "vector_add: c[1] = 0, want 0.75"})
+    check("failed kernel row first, empty kernel after", len(bad) - bad.index("|---|---|---|---|---|---|---|---|---|"), 3)
+    bad = bad[:-1]
+    check("failed kernel row", bad[-1].startswith("| vector add") and "failed (BM_Kernel_VectorAdd: vector_add" in bad[-1]
+          and bad[-1].endswith("| no |"), True)
 
     for f in failures:
         print("FAIL:", f)
