@@ -126,8 +126,6 @@ const ErrText* find(int code) {
 void set_last_error(Errc e) noexcept { ts().last_error = e; }
 
 Errc get_last_error(bool reset) noexcept {
-  // A kernel fault is sticky: the context's error stays the last error, reading does not reset it.
-  if (Context* c = current_context_raw(); c && c->faulted()) return c->fault_code();
   ThreadState& t = ts();
   Errc e = t.last_error;
   if (reset) t.last_error = Errc::success;
