@@ -85,6 +85,7 @@ template <class T> struct MinMax {
     fp::MinMax mm{};
     mm.ftz = in.flags & kFtz;
     mm.nan = in.flags & kNaN;
+    mm.xorsign_abs = in.mod == 1;  // .xorsign.abs (lowering)
     binary<T, T, T>(w, in, m, [=](T a, T b) -> T {
       if constexpr (std::is_same_v<T, float>) return mx ? fp::max(a, b, mm) : fp::min(a, b, mm);
       else return mx ? fp::max(a, b) : fp::min(a, b);

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "exec/cmp.hpp"
+#include "exec/intops.hpp"
 #include "exec/ops.hpp"
 
 namespace cuda_shim::exec {
@@ -12,36 +13,19 @@ namespace {
 template <class T>
 using U = std::make_unsigned_t<T>;
 
-// Wider type for .wide and .hi results.
-template <class T> struct Wide;
-template <> struct Wide<uint8_t> { using type = uint16_t; };
-template <> struct Wide<int8_t> { using type = int16_t; };
-template <> struct Wide<uint16_t> { using type = uint32_t; };
-template <> struct Wide<int16_t> { using type = int32_t; };
-template <> struct Wide<uint32_t> { using type = uint64_t; };
-template <> struct Wide<int32_t> { using type = int64_t; };
-template <> struct Wide<uint64_t> { using type = unsigned __int128; };
-template <> struct Wide<int64_t> { using type = __int128; };
-
-template <class T>
-T wrap_add(T a, T b) { return static_cast<T>(static_cast<U<T>>(a) + static_cast<U<T>>(b)); }
-template <class T>
-T wrap_sub(T a, T b) { return static_cast<T>(static_cast<U<T>>(a) - static_cast<U<T>>(b)); }
-template <class T>
-T wrap_mul(T a, T b) { return static_cast<T>(static_cast<U<T>>(a) * static_cast<U<T>>(b)); }
-template <class T>
-T sat32(int64_t v) { return static_cast<T>(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v); }
-
+// The lane-by-lane semantics are intops.hpp's; these apply them to a warp.
 template <class T> struct Add {
   static void run(Warp& w, const Insn& in, uint32_t m) {
-    if (in.flags & kSat) return binary<T, T, T>(w, in, m, [](T a, T b) { return sat32<T>(static_cast<int64_t>(a) + static_cast<int64_t>(b)); });
-    binary<T, T, T>(w, in, m, [](T a, T b) { return wrap_add<T>(a, b); });
+    if constexpr (std::is_same_v<T, int32_t>)
+      if (in.flags & kSat) return binary<T, T, T>(w, in, m, [](T a, T b) { return iops::add_sat_s32(a, b); });
+    binary<T, T, T>(w, in, m, [](T a, T b) { return iops::add<T>(a, b); });
   }
 };
 template <class T> struct Sub {
   static void run(Warp& w, const Insn& in, uint32_t m) {
-    if (in.flags & kSat) return binary<T, T, T>(w, in, m, [](T a, T b) { return sat32<T>(static_cast<int64_t>(a) - static_cast<int64_t>(b)); });
-    binary<T, T, T>(w, in, m, [](T a, T b) { return wrap_sub<T>(a, b); });
+    if constexpr (std::is_same_v<T, int32_t>)
+      if (in.flags & kSat) return binary<T, T, T>(w, in, m, [](T a, T b) { return iops::sub_sat_s32(a, b); });
+    binary<T, T, T>(w, in, m, [](T a, T b) { return iops::sub<T>(a, b); });
   }
 };
 
@@ -49,178 +33,123 @@ template <class T> struct Sub {
 // slot (mod bit 1: reads the carry in; bit 2: writes the carry out; bit 4: subtract).
 template <class T> struct AddCarry {
   static void run(Warp& w, const Insn& in, uint32_t m) {
-    using UT = U<T>;
-    unsigned sa, sb;
-    const uint64_t* a = w.src(in.op[1], sa);
-    const uint64_t* b = w.src(in.op[2], sb);
-    uint64_t* d = w.dst(in.op[0]);
-    uint64_t* cc = w.dst(in.op[4]);
     const bool cin = in.mod & 1, cout = in.mod & 2, sub = in.mod & 4;
     for_lanes(m, [&](unsigned l) {
-      UT x = static_cast<UT>(a[l * sa]), y = static_cast<UT>(b[l * sb]);
-      UT c = cin ? static_cast<UT>(cc[l] & 1) : 0;
-      UT r;
-      bool carry;
-      if (!sub) {
-        UT t = x + y;
-        r = t + c;
-        carry = t < x || r < t;
-      } else {  // borrow chain: CC.CF is the borrow
-        UT t = x - y;
-        r = t - c;
-        carry = x < y || t < c;
-      }
-      d[l] = r;
-      if (cout) cc[l] = carry;
+      const T a = from_slot<T>(w.get(in.op[1], l)), b = from_slot<T>(w.get(in.op[2], l));
+      const uint32_t c = cin ? static_cast<uint32_t>(w.get(in.op[4], l) & 1) : 0;
+      const iops::WithCarry<T> r = sub ? iops::subc<T>(a, b, c) : iops::addc<T>(a, b, c);
+      w.set(in.op[0], l, to_slot<T>(r.d));
+      if (cout) w.set(in.op[4], l, r.cf);
     });
   }
 };
 
 template <class T> struct Mul {
   static void run(Warp& w, const Insn& in, uint32_t m) {
-    using W = typename Wide<T>::type;
-    constexpr unsigned bits = sizeof(T) * 8;
-    if (in.flags & kWide) return binary<W, T, T>(w, in, m, [](T a, T b) { return static_cast<W>(W{a} * W{b}); });
-    if (in.flags & kHi)
-      return binary<T, T, T>(w, in, m, [](T a, T b) { return static_cast<T>((W{a} * W{b}) >> bits); });
-    binary<T, T, T>(w, in, m, [](T a, T b) { return wrap_mul<T>(a, b); });
+    if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
+      using W = iops::Wide<T>;
+      if (in.flags & kWide) return binary<W, T, T>(w, in, m, [](T a, T b) { return iops::mul_wide<T>(a, b); });
+    }
+    if (in.flags & kHi) return binary<T, T, T>(w, in, m, [](T a, T b) { return iops::mul_hi<T>(a, b); });
+    binary<T, T, T>(w, in, m, [](T a, T b) { return iops::mul_lo<T>(a, b); });
   }
 };
 template <class T> struct Mad {
   static void run(Warp& w, const Insn& in, uint32_t m) {
-    using W = typename Wide<T>::type;
-    constexpr unsigned bits = sizeof(T) * 8;
-    if (in.flags & kWide)
-      return ternary<W, T, T, W>(w, in, m, [](T a, T b, W c) { return static_cast<W>(W{a} * W{b} + c); });
-    if (in.flags & kHi) {
-      if (in.flags & kSat)
-        return ternary<T, T, T, T>(w, in, m, [](T a, T b, T c) {
-          return sat32<T>(static_cast<int64_t>((W{a} * W{b}) >> bits) + static_cast<int64_t>(c));
-        });
-      return ternary<T, T, T, T>(w, in, m, [](T a, T b, T c) { return wrap_add<T>(static_cast<T>((W{a} * W{b}) >> bits), c); });
+    if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
+      using W = iops::Wide<T>;
+      if (in.flags & kWide)
+        return ternary<W, T, T, W>(w, in, m, [](T a, T b, W c) { return iops::mad_wide<T>(a, b, c); });
     }
-    ternary<T, T, T, T>(w, in, m, [](T a, T b, T c) { return wrap_add<T>(wrap_mul<T>(a, b), c); });
+    if constexpr (std::is_same_v<T, int32_t>)
+      if ((in.flags & kHi) && (in.flags & kSat))
+        return ternary<T, T, T, T>(w, in, m, [](T a, T b, T c) { return iops::mad_hi_sat_s32(a, b, c); });
+    if (in.flags & kHi) return ternary<T, T, T, T>(w, in, m, [](T a, T b, T c) { return iops::mad_hi<T>(a, b, c); });
+    ternary<T, T, T, T>(w, in, m, [](T a, T b, T c) { return iops::mad_lo<T>(a, b, c); });
   }
 };
-// mul24/mad24: the low 24 bits of each operand, signed or not; .lo the low 32 bits of the 48-bit
-// product, .hi its high 32.
+// mul24/mad24 (.u32/.s32; mod 1: mad24).
 template <class T> struct Mul24 {
-  static int64_t ext(T v) {
-    if constexpr (std::is_signed_v<T>) return static_cast<int64_t>(static_cast<int32_t>(static_cast<uint32_t>(v) << 8) >> 8);
-    else return static_cast<int64_t>(static_cast<uint32_t>(v) & 0xffffff);
-  }
   static void run(Warp& w, const Insn& in, uint32_t m) {
-    const bool hi = in.flags & kHi, mad = in.mod & 1;
-    unsigned sa, sb, sc = 0;
-    const uint64_t* a = w.src(in.op[1], sa);
-    const uint64_t* b = w.src(in.op[2], sb);
-    const uint64_t* c = mad ? w.src(in.op[3], sc) : nullptr;
-    uint64_t* d = w.dst(in.op[0]);
-    for_lanes(m, [&](unsigned l) {
-      int64_t p = ext(static_cast<T>(a[l * sa])) * ext(static_cast<T>(b[l * sb]));
-      uint32_t r = hi ? static_cast<uint32_t>(static_cast<uint64_t>(p) >> 16) : static_cast<uint32_t>(p);
-      if (mad) r += static_cast<uint32_t>(c[l * sc]);
-      d[l] = r;
-    });
+    const bool hi = in.flags & kHi;
+    if (in.mod & 1) {
+      if constexpr (std::is_same_v<T, int32_t>)
+        if (hi && (in.flags & kSat))
+          return ternary<T, T, T, T>(w, in, m, [](T a, T b, T c) { return iops::mad24_hi_sat_s32(a, b, c); });
+      if (hi) return ternary<T, T, T, T>(w, in, m, [](T a, T b, T c) { return iops::mad24_hi<T>(a, b, c); });
+      return ternary<T, T, T, T>(w, in, m, [](T a, T b, T c) { return iops::mad24_lo<T>(a, b, c); });
+    }
+    if (hi) return binary<T, T, T>(w, in, m, [](T a, T b) { return iops::mul24_hi<T>(a, b); });
+    binary<T, T, T>(w, in, m, [](T a, T b) { return iops::mul24_lo<T>(a, b); });
   }
 };
 
-// Division by zero is undefined in PTX; the GPU's integer divide gives all ones for the quotient
-// and the dividend for the remainder (what its division sequence computes). INT_MIN / -1 wraps.
 template <class T> struct Div {
-  static void run(Warp& w, const Insn& in, uint32_t m) {
-    binary<T, T, T>(w, in, m, [](T a, T b) -> T {
-      if (b == 0) return static_cast<T>(~U<T>{0});
-      if constexpr (std::is_signed_v<T>)
-        if (b == -1) return static_cast<T>(U<T>{0} - static_cast<U<T>>(a));
-      return a / b;
-    });
-  }
+  static void run(Warp& w, const Insn& in, uint32_t m) { binary<T, T, T>(w, in, m, [](T a, T b) { return iops::div<T>(a, b); }); }
 };
 template <class T> struct Rem {
-  static void run(Warp& w, const Insn& in, uint32_t m) {
-    binary<T, T, T>(w, in, m, [](T a, T b) -> T {
-      if (b == 0) return a;
-      if constexpr (std::is_signed_v<T>)
-        if (b == -1) return 0;
-      return a % b;
-    });
-  }
+  static void run(Warp& w, const Insn& in, uint32_t m) { binary<T, T, T>(w, in, m, [](T a, T b) { return iops::rem<T>(a, b); }); }
 };
 template <class T> struct Min {
   static void run(Warp& w, const Insn& in, uint32_t m) {
-    if (in.flags & kRelu) return binary<T, T, T>(w, in, m, [](T a, T b) { T r = a < b ? a : b; return r < 0 ? T{0} : r; });
-    binary<T, T, T>(w, in, m, [](T a, T b) { return a < b ? a : b; });
+    if constexpr (std::is_same_v<T, int32_t>)
+      if (in.flags & kRelu) return binary<T, T, T>(w, in, m, [](T a, T b) { return iops::min_relu_s32(a, b); });
+    binary<T, T, T>(w, in, m, [](T a, T b) { return iops::min<T>(a, b); });
   }
 };
 template <class T> struct Max {
   static void run(Warp& w, const Insn& in, uint32_t m) {
-    if (in.flags & kRelu) return binary<T, T, T>(w, in, m, [](T a, T b) { T r = a > b ? a : b; return r < 0 ? T{0} : r; });
-    binary<T, T, T>(w, in, m, [](T a, T b) { return a > b ? a : b; });
+    if constexpr (std::is_same_v<T, int32_t>)
+      if (in.flags & kRelu) return binary<T, T, T>(w, in, m, [](T a, T b) { return iops::max_relu_s32(a, b); });
+    binary<T, T, T>(w, in, m, [](T a, T b) { return iops::max<T>(a, b); });
   }
 };
 template <class T> struct Abs {
   static void run(Warp& w, const Insn& in, uint32_t m) {
-    unary<T, T>(w, in, m, [](T a) { return a < 0 ? wrap_sub<T>(T{0}, a) : a; });
+    if constexpr (std::is_signed_v<T>) unary<T, T>(w, in, m, [](T a) { return iops::abs<T>(a); });
+    else unary<T, T>(w, in, m, [](T a) { return a; });
   }
 };
 template <class T> struct Neg {
-  static void run(Warp& w, const Insn& in, uint32_t m) { unary<T, T>(w, in, m, [](T a) { return wrap_sub<T>(T{0}, a); }); }
+  static void run(Warp& w, const Insn& in, uint32_t m) { unary<T, T>(w, in, m, [](T a) { return iops::neg<T>(a); }); }
 };
 
 template <class T> struct And {
-  static void run(Warp& w, const Insn& in, uint32_t m) { binary<T, T, T>(w, in, m, [](T a, T b) { return static_cast<T>(a & b); }); }
+  static void run(Warp& w, const Insn& in, uint32_t m) { binary<T, T, T>(w, in, m, [](T a, T b) { return iops::and_<T>(a, b); }); }
 };
 template <class T> struct Or {
-  static void run(Warp& w, const Insn& in, uint32_t m) { binary<T, T, T>(w, in, m, [](T a, T b) { return static_cast<T>(a | b); }); }
+  static void run(Warp& w, const Insn& in, uint32_t m) { binary<T, T, T>(w, in, m, [](T a, T b) { return iops::or_<T>(a, b); }); }
 };
 template <class T> struct Xor {
-  static void run(Warp& w, const Insn& in, uint32_t m) { binary<T, T, T>(w, in, m, [](T a, T b) { return static_cast<T>(a ^ b); }); }
+  static void run(Warp& w, const Insn& in, uint32_t m) { binary<T, T, T>(w, in, m, [](T a, T b) { return iops::xor_<T>(a, b); }); }
 };
 template <class T> struct Not {
-  static void run(Warp& w, const Insn& in, uint32_t m) { unary<T, T>(w, in, m, [](T a) { return static_cast<T>(~a); }); }
+  static void run(Warp& w, const Insn& in, uint32_t m) { unary<T, T>(w, in, m, [](T a) { return iops::not_<T>(a); }); }
 };
 template <class T> struct Cnot {
-  static void run(Warp& w, const Insn& in, uint32_t m) { unary<T, T>(w, in, m, [](T a) { return static_cast<T>(a == 0); }); }
+  static void run(Warp& w, const Insn& in, uint32_t m) { unary<T, T>(w, in, m, [](T a) { return iops::cnot<T>(a); }); }
 };
 void not_pred(Warp& w, const Insn& in, uint32_t m) { unary<uint8_t, uint8_t>(w, in, m, [](uint8_t a) { return uint8_t(!(a & 1)); }); }
 
 // Shifts: the amount is an unsigned 32-bit value; amounts past the width clamp.
 template <class T> struct Shl {
   static void run(Warp& w, const Insn& in, uint32_t m) {
-    binary<T, T, uint32_t>(w, in, m, [](T a, uint32_t s) {
-      return s >= sizeof(T) * 8 ? T{0} : static_cast<T>(static_cast<U<T>>(a) << s);
-    });
+    binary<T, T, uint32_t>(w, in, m, [](T a, uint32_t s) { return iops::shl<T>(a, s); });
   }
 };
 template <class T> struct Shr {
   static void run(Warp& w, const Insn& in, uint32_t m) {
-    binary<T, T, uint32_t>(w, in, m, [](T a, uint32_t s) -> T {
-      constexpr uint32_t bits = sizeof(T) * 8;
-      if constexpr (std::is_signed_v<T>) return static_cast<T>(a >> (s >= bits ? bits - 1 : s));
-      else return s >= bits ? T{0} : static_cast<T>(a >> s);
-    });
+    binary<T, T, uint32_t>(w, in, m, [](T a, uint32_t s) { return iops::shr<T>(a, s); });
   }
 };
-
 template <class T> struct Popc {
-  static void run(Warp& w, const Insn& in, uint32_t m) {
-    unary<uint32_t, T>(w, in, m, [](T a) { return static_cast<uint32_t>(std::popcount(static_cast<U<T>>(a))); });
-  }
+  static void run(Warp& w, const Insn& in, uint32_t m) { unary<uint32_t, T>(w, in, m, [](T a) { return iops::popc<T>(a); }); }
 };
 template <class T> struct Clz {
-  static void run(Warp& w, const Insn& in, uint32_t m) {
-    unary<uint32_t, T>(w, in, m, [](T a) { return static_cast<uint32_t>(std::countl_zero(static_cast<U<T>>(a))); });
-  }
+  static void run(Warp& w, const Insn& in, uint32_t m) { unary<uint32_t, T>(w, in, m, [](T a) { return iops::clz<T>(a); }); }
 };
 template <class T> struct Brev {
-  static void run(Warp& w, const Insn& in, uint32_t m) {
-    unary<T, T>(w, in, m, [](T a) {
-      U<T> x = static_cast<U<T>>(a), r = 0;
-      for (unsigned i = 0; i < sizeof(T) * 8; ++i) r = static_cast<U<T>>((r << 1) | ((x >> i) & 1));
-      return static_cast<T>(r);
-    });
-  }
+  static void run(Warp& w, const Insn& in, uint32_t m) { unary<T, T>(w, in, m, [](T a) { return iops::brev<T>(a); }); }
 };
 
 // setp/set on integers: op[0] p, op[1] a, op[2] b, op[3] c (boolean operand or kNone),

@@ -351,6 +351,8 @@ Errc Lowerer::insn(const ast::Insn& a) {
       i.mod = has(".shiftamt") ? 1 : 0;
     } else if (op == "dp4a" || op == "dp2a") {
       i.mod = static_cast<uint8_t>((ty_signed(i.ty) ? 1 : 0) | (ty_signed(i.ty2) ? 2 : 0) | (op == "dp2a" ? 4 : 0));
+    } else if ((op == "min" || op == "max") && has(".xorsign")) {
+      i.mod = 1;
     } else if (op == "div" && has(".full")) {
       i.mod2 = 1;
     } else if (op == "bmsk" || op == "szext") {
