@@ -55,6 +55,13 @@ struct alignas(64) Flags {
 // Serialises registrations (a few dozen, at load time or when a feature is switched on).
 inline constinit std::mutex g_register_m;
 
+// Every list of listeners ever made, chained under g_register_m: lists are never freed (an emit
+// may still be reading a replaced one), and kept reachable so leak checkers do not report them.
+struct Kept {
+  const Kept* next = nullptr;
+};
+inline constinit const Kept* g_kept = nullptr;
+
 [[noreturn]] void too_many_listeners() noexcept;  // events.cpp: says which limit, then aborts
 
 template <class Sig>
@@ -87,7 +94,7 @@ class Channel<void(A...)> {
   }
 
   // Adds a listener. The list is copied, never changed in place, so an emit running meanwhile
-  // sees the old list or the new one whole; old lists are kept (a few, never freed).
+  // sees the old list or the new one whole; old lists are kept (a few, never freed: g_kept).
   void listen(Fn f, int order = kNormal) noexcept {
     {
       std::lock_guard lk(g_register_m);
@@ -102,6 +109,8 @@ class Channel<void(A...)> {
       }
       if (j == n) l->put(j++, f, order);
       l->n = j;
+      l->next = g_kept;
+      g_kept = l;
       list_.store(l, std::memory_order_release);
     }
     if (mode_ == Mode::listeners) flags_->bits.fetch_or(bit_, std::memory_order_release);
@@ -119,7 +128,7 @@ class Channel<void(A...)> {
   }
 
  private:
-  struct List {
+  struct List : Kept {
     uint32_t n = 0;
     Fn fn[kMaxListeners] = {};
     int order[kMaxListeners] = {};
@@ -192,7 +201,8 @@ inline constinit Channel<void(const std::shared_ptr<Stream>&)> stream_destroyed{
 // A module was made in a context (cuModuleLoad*, a library's first use in a context): its
 // variables have memory, its functions resolve (a plain module's own handle right after).
 // Unloaded: its handle and its functions' handles no longer resolve (cuModuleUnload,
-// cuLibraryUnload, its context's teardown); launches already enqueued may still run.
+// cuLibraryUnload, its context's teardown); launches already enqueued may still run. Both may
+// be emitted under a library's lock: a listener must not call module entry points.
 inline constinit Channel<void(const module::Module&)> module_loaded{g_life_flags, 1u << 7};
 inline constinit Channel<void(const module::Module&)> module_unloaded{g_life_flags, 1u << 8};
 // The process is exiting (an atexit handler registered when libcuda loads).
