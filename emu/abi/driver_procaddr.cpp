@@ -70,7 +70,7 @@ static_assert(sorted_by_name(), "procaddr.def must be sorted by base name");
 }  // namespace
 
 // cudaGetDriverEntryPoint answers from the same table.
-[[maybe_unused]] static const bool g_registered = (rt::set_proc_lookup(get_proc_address), true);
+[[maybe_unused]] static const ev::Registration kProcLookup{rt::proc_lookup, &get_proc_address};
 
 // Measured on driver 580.x (.probe/SUMMARY.md): a version newer than the driver or flags
 // outside {0,1,2,3} fail with INVALID_VALUE and leave *pfn and *symbolStatus untouched; a

@@ -20,7 +20,7 @@
 #include "abi/trace_args.hpp"
 #include "abi/trace_writer.hpp"
 #include "core/config.hpp"
-#include "core/trace_ops.hpp"
+#include "core/events.hpp"
 
 namespace cuda_shim::abi {
 
@@ -136,10 +136,10 @@ void name_process() noexcept {
 
 int64_t call_started() noexcept { return t_call_t0; }
 
-int64_t begin_call() noexcept { return t_call_t0 = trace_ops::now_ns(); }
+int64_t begin_call() noexcept { return t_call_t0 = ev::now_ns(); }
 
 void end_call(const CallRecord& r) noexcept {
-  const int64_t t1 = trace_ops::now_ns();
+  const int64_t t1 = ev::now_ns();
   t_call_t0 = 0;
   const Form f = form();
   if (f == Form::off) return;

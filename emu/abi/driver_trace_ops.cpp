@@ -1,4 +1,4 @@
-// Stream operations in a JSON trace (core/trace_ops.hpp's hooks). Each stream gets its own track
+// Stream operations in a JSON trace (listening to ev::op_enqueued and ev::op_completed). Each stream gets its own track
 // (a synthetic thread of the process, named after the stream's short id); each operation is a
 // slice from when the stream reached it to its completion, named after the call that enqueued it
 // ("copy" for cuMemcpyAsync), and a flow arrow joins that call to the slice.
@@ -18,7 +18,7 @@
 #include "abi/trace_writer.hpp"
 #include "core/call_info.hpp"
 #include "core/stream.hpp"
-#include "core/trace_ops.hpp"
+#include "core/events.hpp"
 
 namespace cuda_shim::abi::trace {
 namespace {
@@ -36,7 +36,6 @@ struct Pending {
 std::mutex& g_m = *new std::mutex;
 auto& g_pending = *new std::unordered_map<uint64_t, Pending>;
 auto& g_named = *new std::set<std::pair<pid_t, uint64_t>>;  // stream tracks named, per process
-std::atomic<uint64_t> g_next{1};
 
 // What an operation is, from the entry that enqueued it.
 const char* op_kind(const char* api) {
@@ -74,10 +73,10 @@ std::string stream_name(const Stream& s) {
   }
 }
 
-uint64_t on_enqueued(const Stream&) {
+// The operation's number (ev::next_op) is the token joining its call to its slice.
+void on_enqueued(const Stream&, uint64_t token) {
   const CallInfo c = current_call();
-  const uint64_t token = g_next.fetch_add(1, std::memory_order_relaxed);
-  const int64_t now = trace_ops::now_ns();
+  const int64_t now = ev::now_ns();
   try {
     {
       std::lock_guard lk(g_m);
@@ -92,7 +91,6 @@ uint64_t on_enqueued(const Stream&) {
       }
   } catch (...) {
   }
-  return token;
 }
 
 void on_ran(const Stream& s, uint64_t seq, uint64_t token, int64_t t0, int64_t t1) {
@@ -143,13 +141,17 @@ void on_ran(const Stream& s, uint64_t seq, uint64_t token, int64_t t0, int64_t t
   }
 }
 
-const trace_ops::Hooks kHooks = {&on_enqueued, &on_ran};
-
 }  // namespace
 
+// Listens only while a JSON trace is on: otherwise stream operations pay one load and a branch.
 void setup() noexcept {
   const Form f = form();
-  if (f == Form::lines || f == Form::chrome) trace_ops::g_hooks.store(&kHooks, std::memory_order_relaxed);
+  static std::once_flag once;
+  if (f == Form::lines || f == Form::chrome)
+    std::call_once(once, [] {
+      ev::op_enqueued.listen(&on_enqueued);
+      ev::op_completed.listen(&on_ran);
+    });
 }
 
 }  // namespace cuda_shim::abi::trace

@@ -44,7 +44,8 @@ struct CallRecord {
 };
 int64_t begin_call() noexcept;  // now, remembered for call_started()
 void end_call(const CallRecord& r) noexcept;
-// Registers the stream-operation hooks when the form is JSON (abi/driver_trace_ops.cpp).
+// Listens to the stream-operation events (ev::op_enqueued, ev::op_completed) when the form is
+// JSON (abi/driver_trace_ops.cpp).
 void setup() noexcept;
 
 }  // namespace cuda_shim::abi::trace

@@ -6,6 +6,7 @@
 #include "core/fresh_alloc.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "core/events.hpp"
 #include "core/usage.hpp"
 
 namespace cuda_shim::api {
@@ -239,6 +240,7 @@ Errc cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) noexcept {
     ctx->set_flags(d->primary_flags | 0x8);  // CU_CTX_MAP_HOST is always on
     ctx->set_active(true);
     usage::context_live(d->ordinal, +1, "cuDevicePrimaryCtxRetain");  // now visible to other processes
+    ev::context_created.emit(ctx.get());
   }
   *pctx = reinterpret_cast<CUcontext>(ctx.get());
   return Errc::success;
@@ -312,6 +314,7 @@ Errc cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsigned int fla
   ctx_stack().push_back(h);
   *pctx = static_cast<CUcontext>(h);
   usage::context_live(d->ordinal, +1, "cuCtxCreate");
+  ev::context_created.emit(ctx.get());
   return Errc::success;
 }
 

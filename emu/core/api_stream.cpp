@@ -7,7 +7,7 @@
 #include "core/context.hpp"
 #include "core/driver.hpp"
 #include "core/thread_state.hpp"
-#include "core/upcalls.hpp"
+#include "core/events.hpp"
 
 namespace cuda_shim::api {
 namespace {
@@ -44,7 +44,7 @@ Errc sync(CUstream h, bool pt, const char* api) {
   TRY(resolve_stream(h, pt, api, s));
   TRY(not_in_host_function(api));
   s->synchronize();
-  upcalls::after_sync();  // observed frees are released down to each pool's threshold
+  ev::host_synchronised.emit();  // observed frees are released down to each pool's threshold
   if (s->ctx()->faulted()) return s->ctx()->fault_error(api);  // a kernel of the wait faulted
   return Errc::success;
 }
@@ -166,7 +166,7 @@ Errc cuStreamDestroy_v2(CUstream h) noexcept {
   auto s = streams().remove(h);
   if (!s) return fail(Errc::invalid_handle, "cuStreamDestroy: {} is not a live stream", static_cast<void*>(h));
   // Managed memory attached to it reverts to its default association after the stream's work.
-  if (const upcalls::Memory* m = upcalls::memory()) m->stream_destroyed(s);
+  ev::stream_destroyed.emit(s);
   // Work already queued still completes (the worker holds its own reference).
   return Errc::success;
 }
@@ -283,7 +283,7 @@ Errc cuEventSynchronize(CUevent h) noexcept {
       break;
     }
   }
-  upcalls::after_sync();
+  ev::host_synchronised.emit();
   if (Context* c = current_context_raw(); c && c->faulted()) return c->fault_error("cuEventSynchronize");
   return Errc::success;
 }

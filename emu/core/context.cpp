@@ -6,7 +6,7 @@
 
 #include "core/driver.hpp"
 #include "core/thread_state.hpp"
-#include "core/upcalls.hpp"
+#include "core/events.hpp"
 
 namespace cuda_shim {
 namespace {
@@ -79,13 +79,8 @@ std::vector<std::shared_ptr<Stream>> Context::streams() {
 void Context::synchronize() {
   if (legacy_) legacy_->synchronize();
   for (auto& s : streams()) s->synchronize();
-  upcalls::after_sync();
+  ev::host_synchronised.emit();
 }
-
-namespace {
-std::atomic<void (*)(const Context*)> g_teardown_hook{nullptr};
-}
-void set_context_teardown_hook(void (*hook)(const Context*)) noexcept { g_teardown_hook.store(hook); }
 
 bool Context::peer_enabled(uint64_t peer_id) const {
   std::lock_guard lk(peers_m_);
@@ -114,7 +109,7 @@ void Context::teardown() {
     peers_.clear();
   }
   forget_peer(id_);
-  if (auto hook = g_teardown_hook.load()) hook(this);
+  ev::context_teardown.emit(this);  // before the streams go: listeners may still use them
   std::vector<std::shared_ptr<Stream>> gone;
   {
     std::lock_guard lk(m_);
@@ -127,7 +122,7 @@ void Context::teardown() {
   t.per_thread.erase(id_);
   if (t.pt_ctx_id == id_) t.pt_stream = nullptr;
   // A context's allocations die with it (cuCtxDestroy, primary release to zero, reset).
-  if (const upcalls::Memory* m = upcalls::memory()) m->release_context(this);
+  ev::context_released.emit(this);
 }
 
 std::vector<void*>& ctx_stack() { return ts().stack; }
@@ -190,8 +185,7 @@ Errc wrong_kind(const void* h, char want, const char* api) {
   // NVIDIA's driver reads a live object of another kind as the kind it expected and answers from
   // its fields; measured (H100, driver 580, difftest), only the answers that repeat are given.
   // Host memory (pinned or managed) was read as zeros there; other memory, and contexts, crash it.
-  const upcalls::Memory* m = upcalls::memory();
-  const char* other = events().find(h) ? "an event" : streams().find(h) ? "a stream" : m ? m->object_kind(h) : nullptr;
+  const char* other = events().find(h) ? "an event" : streams().find(h) ? "a stream" : ev::object_kind.get()(h);
   const char* kind = want == 's' ? "stream" : want == 'e' ? "event" : "context";
   Errc e = Errc::invalid_handle;
   if (!other) return e;

@@ -189,8 +189,4 @@ inline Errc not_in_host_function(const char* api) {
   return in_host_function(api);
 }
 
-// Called by teardown before a context's memory goes (cuCtxDestroy, primary release or reset), so
-// higher rooms can drop what they keep per context (loaded modules). One hook; set once.
-void set_context_teardown_hook(void (*hook)(const Context* ctx)) noexcept;
-
 }  // namespace cuda_shim

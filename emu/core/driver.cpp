@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/context.hpp"
+#include "core/events.hpp"
 
 namespace cuda_shim {
 namespace {
@@ -40,9 +41,6 @@ void make_uuid(int ordinal, const std::string& name, unsigned char out[16]) {
 }  // namespace
 
 std::atomic<Driver*> g_driver{nullptr};
-namespace {
-std::atomic<void (*)() noexcept> g_init_hook{nullptr};
-}  // namespace
 
 Driver& Driver::create() {
   static Driver* d = [] {
@@ -95,11 +93,9 @@ Errc Driver::init(unsigned flags) {
   if (flags != 0)
     return fail(Errc::invalid_value, "cuInit: Flags must be 0 (got {:#x})", flags);
   initialized_.store(true, std::memory_order_release);
-  if (auto h = g_init_hook.load(std::memory_order_acquire)) h();
+  ev::driver_initialised.emit();
   return Errc::success;
 }
-
-void set_init_hook(void (*hook)() noexcept) noexcept { g_init_hook.store(hook, std::memory_order_release); }
 
 Errc Driver::not_initialized(const char* api) noexcept {
   return fail(Errc::not_initialized, "{}: cuInit has not been called in this process", api);

@@ -78,8 +78,4 @@ class Driver {
 // What cuDriverGetVersion reports (also used before cuInit, e.g. by cuGetProcAddress).
 int driver_version_reported() noexcept;
 
-// Called after every successful cuInit, outside any lock. Set once by a room above core (the
-// live inspector, emu/inspect, starts its thread there); nothing else waits on it.
-void set_init_hook(void (*hook)() noexcept) noexcept;
-
 }  // namespace cuda_shim

@@ -8,7 +8,7 @@
 
 #include "core/context.hpp"
 #include "core/device_support.hpp"
-#include "core/trace_ops.hpp"
+#include "core/events.hpp"
 
 namespace cuda_shim {
 namespace {
@@ -39,6 +39,10 @@ void wait_progress(Pred pred) {
   g_waiters.fetch_sub(1, std::memory_order_acq_rel);
 }
 
+void Event::unshare() const noexcept {
+  if (owner_ && shared()) ev::shared_event_destroyed.emit(token_hi_, token_lo_);
+}
+
 bool Dep::done() const { return !stream || stream->completed() >= seq; }
 
 void wait_dep(const Dep& d) {
@@ -53,6 +57,7 @@ Stream::Stream(std::shared_ptr<Context> ctx, StreamKind kind, unsigned flags, in
     busy_blocking_ = std::make_shared<std::atomic<int64_t>>(0);
   else if (blocking() && ctx_)
     if (Stream* l = ctx_->legacy_raw()) busy_blocking_ = l->busy_blocking_;
+  ev::stream_created.emit(*this);
 }
 
 Stream::~Stream() = default;
@@ -82,17 +87,25 @@ std::vector<Dep> Stream::implicit_deps() {
 }
 
 namespace {
-std::atomic<const ActivityHooks*> g_hooks{nullptr};
+// The clock is read only while op_completed is heard (the trace): reading it costs as much as a
+// short operation.
+int64_t clock_if(uint32_t on) { return (on & ev::kOpCompleted) ? ev::now_ns() : 0; }
+// The events heard around running an operation.
+constexpr uint32_t kRunBits = ev::kOpStarted | ev::kOpCompleted;
 }  // namespace
 
-void set_activity_hooks(const ActivityHooks* hooks) { g_hooks.store(hooks, std::memory_order_release); }
-
+// Every stream operation reads the stream events' word once (ev::stream_ops(), one load) and
+// branches on it; with nobody listening that is all the events cost here.
 uint64_t Stream::enqueue(std::function<void()> fn, std::vector<Dep> deps, bool inline_ok) {
   if (may_depend())
     for (auto& d : implicit_deps()) deps.push_back(std::move(d));
-  // The trace (off: null) learns the enqueuing call here, before the operation can run.
-  const trace_ops::Hooks* th = trace_ops::hooks();
-  const uint64_t ttok = th ? th->enqueued(*this) : 0;
+  const uint32_t on = ev::stream_ops();
+  uint64_t op = 0;
+  // op_enqueued (the trace learns the enqueuing call) before the operation can run.
+  if (on & ev::kOpEnqueued) [[unlikely]] {
+    op = ev::next_op();
+    ev::op_enqueued.call(*this, op);
+  }
   std::unique_lock lk(m_);
   uint64_t seq = submitted_.load(std::memory_order_relaxed) + 1;
   bool ready = inline_ok && (!queue_ || queue_->empty()) && !worker_active_ &&
@@ -109,22 +122,35 @@ uint64_t Stream::enqueue(std::function<void()> fn, std::vector<Dep> deps, bool i
     // Hold the stream's order: nothing else can run before `seq` is marked complete,
     // because later enqueuers see completed < submitted and queue behind us.
     lk.unlock();
-    const int64_t t0 = th ? trace_ops::now_ns() : 0;
-    if (fn) fn();
-    if (th) [[unlikely]] th->ran(*this, seq, ttok, t0, trace_ops::now_ns());
+    if (on & kRunBits) [[unlikely]] {
+      Op o{seq, std::move(fn), {}, counted, op};
+      run_heard(o, on, clock_if(on));
+    } else if (fn) {
+      fn();
+    }
     finish(seq);
     if (counted) busy_blocking_->fetch_sub(1);
     return seq;
   }
   if (!queue_) queue_.emplace();
-  queue_->push_back(Op{seq, std::move(fn), std::move(deps), counted, ttok});
+  queue_->push_back(Op{seq, std::move(fn), std::move(deps), counted, op});
   if (!worker_active_) {
     worker_active_ = true;
     std::thread([self = shared_from_this()] { self->worker_loop(); }).detach();
   }
   lk.unlock();
-  if (const ActivityHooks* h = g_hooks.load(std::memory_order_acquire)) h->busy(*this);
+  if (on & ev::kOpQueued) [[unlikely]]
+    ev::op_queued.call(*this);
   return seq;
+}
+
+// Runs `op` (its dependencies met) with the events someone hears: started, then completed,
+// before the caller publishes its completion.
+void Stream::run_heard(Op& op, uint32_t on, int64_t t0) {
+  if (on & ev::kOpStarted) ev::op_started.call(*this, op.seq, op.op);
+  if (op.fn) op.fn();
+  op.fn = nullptr;
+  if (on & ev::kOpCompleted) ev::op_completed.call(*this, op.seq, op.op, t0, ev::now_ns());
 }
 
 void Stream::finish(uint64_t seq) {
@@ -133,7 +159,7 @@ void Stream::finish(uint64_t seq) {
 }
 
 void Stream::worker_loop() {
-  if (const ActivityHooks* h = g_hooks.load(std::memory_order_acquire)) h->worker_thread();
+  if (ev::stream_ops() & ev::kWorkerStarted) ev::stream_worker_started.call();
   for (;;) {
     Op op;
     {
@@ -147,13 +173,17 @@ void Stream::worker_loop() {
     }
     // Stream order: an inline op still running must finish first.
     wait_progress([&] { return completed() >= op.seq - 1; });
-    const trace_ops::Hooks* th = trace_ops::hooks();  // the trace shows a wait as running
-    const int64_t t0 = th ? trace_ops::now_ns() : 0;
+    const uint32_t on = ev::stream_ops();
+    const int64_t t0 = clock_if(on);  // the trace shows a wait as running
     for (auto& d : op.deps) wait_dep(d);
-    if (op.fn) op.fn();
-    op.fn = nullptr;
-    if (th) [[unlikely]] th->ran(*this, op.seq, op.trace, t0, trace_ops::now_ns());
-    if (const ActivityHooks* h = g_hooks.load(std::memory_order_acquire)) h->idle(*this, op.seq);
+    if (on & kRunBits) [[unlikely]] {
+      run_heard(op, on, t0);
+    } else if (op.fn) {
+      op.fn();
+      op.fn = nullptr;
+    }
+    if (on & ev::kWorkerOpDone) [[unlikely]]  // before completion: managed memory closes first
+      ev::worker_op_done.call(*this, op.seq);
     finish(op.seq);
     if (op.counted) busy_blocking_->fetch_sub(1);
   }
@@ -172,12 +202,19 @@ uint64_t Stream::try_mark_now(bool watch) {
   completed_.store(seq, std::memory_order_release);
   submitted_.store(seq, std::memory_order_release);
   if (watch) watched_.store(seq, std::memory_order_release);  // positions rise under m_
-  if (const trace_ops::Hooks* th = trace_ops::hooks()) [[unlikely]] {  // an instant on the trace's stream track
-    const int64_t t = trace_ops::now_ns();  // under m_: before any later operation's start
-    lk.unlock();
-    th->ran(*this, seq, th->enqueued(*this), t, t);
-  }
+  // An instant on the trace's stream track.
+  if (const uint32_t on = ev::stream_ops(); on & (ev::kOpEnqueued | kRunBits)) [[unlikely]]
+    heard_instant(seq, on, lk);
   return seq;
+}
+
+void Stream::heard_instant(uint64_t seq, uint32_t on, std::unique_lock<BiasedLock>& lk) {
+  const int64_t t = clock_if(on);  // under m_: before any later operation's start
+  lk.unlock();
+  const uint64_t op = (on & ev::kOpEnqueued) ? ev::next_op() : 0;
+  if (op) ev::op_enqueued.call(*this, op);
+  if (on & ev::kOpStarted) ev::op_started.call(*this, seq, op);
+  if (on & ev::kOpCompleted) ev::op_completed.call(*this, seq, op, t, t);
 }
 
 uint64_t Stream::mark(bool watch) {

@@ -124,9 +124,12 @@ class Stream : public std::enable_shared_from_this<Stream> {
     std::function<void()> fn;
     std::vector<Dep> deps;
     bool counted;  // holds one count in busy_blocking_
-    uint64_t trace = 0;  // the trace's token for this operation (trace_ops::Hooks::enqueued)
+    uint64_t op = 0;  // the operation's number in ev::op_* events (0: enqueued unheard)
   };
   void worker_loop();
+  void run_heard(Op& op, uint32_t on, int64_t t0);
+  // A position completed at once (try_mark_now), told to who listens; unlocks `lk`.
+  void heard_instant(uint64_t seq, uint32_t on, std::unique_lock<BiasedLock>& lk);
   void finish(uint64_t seq);
   void wait_slow(uint64_t seq);
   void observe_clock();
@@ -160,16 +163,6 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::atomic<uint64_t> clock_gen_{0};   // bumped with every new clock_
   std::atomic<uint64_t> clock_seen_{0};  // the clock_gen_ whose entries observe() settled in full
 };
-
-// Observers of streams turning busy (work queued behind the caller) and idle (before the last
-// queued operation, `seq`, is published as complete), for memory whose host access depends on
-// it (managed memory without concurrent access). Null: nobody listens (one relaxed load).
-struct ActivityHooks {
-  void (*busy)(const Stream&);
-  void (*idle)(const Stream&, uint64_t seq);
-  void (*worker_thread)();  // called once on every stream worker thread
-};
-void set_activity_hooks(const ActivityHooks* hooks);
 
 // Global progress signal: any completion wakes waiters (cheap when no one waits).
 void notify_progress();
@@ -210,20 +203,16 @@ class Event {
   // go through two counters in the shared registry ([0] records issued, [1] the highest
   // record completed), so a record in one process is seen by every other.
   uint64_t* shared() const { return shared_.load(std::memory_order_acquire); }
-  // `unshare` (the owner's): gives the registry slot back when the event is destroyed; the
-  // IPC room passes it, so that core needs no knowledge of the registry.
-  using Unshare = void (*)(uint64_t tok_hi, uint64_t tok_lo) noexcept;
-  void share(uint64_t* words, uint64_t tok_hi, uint64_t tok_lo, bool owner, Unshare unshare = nullptr) {
+  // `owner`: the exporting process's event; its destroy gives the registry slot back (the IPC
+  // room listens to ev::shared_event_destroyed, so that core needs no knowledge of the registry).
+  void share(uint64_t* words, uint64_t tok_hi, uint64_t tok_lo, bool owner) {
     token_hi_ = tok_hi;
     token_lo_ = tok_lo;
     owner_ = owner;
-    unshare_ = unshare;
     shared_.store(words, std::memory_order_release);
   }
   // The owner's destroy: frees the registry slot (a no-op for unshared and opened events).
-  void unshare() const noexcept {
-    if (owner_ && unshare_ && shared()) unshare_(token_hi_, token_lo_);
-  }
+  void unshare() const noexcept;
   uint64_t token_hi() const { return token_hi_; }
   uint64_t token_lo() const { return token_lo_; }
   bool shared_owner() const { return owner_; }
@@ -243,7 +232,6 @@ class Event {
   std::atomic<uint64_t*> shared_{nullptr};
   uint64_t token_hi_ = 0, token_lo_ = 0;
   bool owner_ = false;
-  Unshare unshare_ = nullptr;
 };
 
 // Block until `d` is complete.

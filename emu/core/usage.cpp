@@ -1,4 +1,5 @@
 #include "core/usage.hpp"
+#include "core/events.hpp"
 #include "core/limits.hpp"
 
 #include <atomic>
@@ -6,19 +7,16 @@
 
 namespace cuda_shim::usage {
 namespace {
-std::atomic<const Hooks*> g_hooks{nullptr};
-std::mutex g_mu;  // keeps the hook's calls in the order of the counts they carry
+std::mutex g_mu;  // keeps contexts_live's calls in the order of the counts they carry
 int g_live[kMaxDevices] = {};
 }  // namespace
-
-void install(const Hooks* h) noexcept { g_hooks.store(h, std::memory_order_release); }
 
 void context_live(int ordinal, int delta, const char* api) noexcept {
   if (ordinal < 0 || ordinal >= kMaxDevices) return;
   std::lock_guard lk(g_mu);
   int n = g_live[ordinal] += delta;
   if (n < 0) n = g_live[ordinal] = 0;
-  if (const Hooks* h = g_hooks.load(std::memory_order_acquire); h && h->contexts) h->contexts(ordinal, n, api);
+  ev::contexts_live.emit(ordinal, n, api);
 }
 
 int live_contexts(int ordinal) noexcept {
@@ -28,8 +26,7 @@ int live_contexts(int ordinal) noexcept {
 }
 
 bool device_used(int ordinal, uint64_t& used) noexcept {
-  const Hooks* h = g_hooks.load(std::memory_order_acquire);
-  return h && h->device_used && h->device_used(ordinal, used);
+  return ev::device_used.get()(ordinal, used);
 }
 
 }  // namespace cuda_shim::usage

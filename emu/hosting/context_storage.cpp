@@ -2,11 +2,11 @@
 // runtime keeps its per-context state (streams it made, loaded modules, ...) as a value the
 // driver stores for it under a key, with a destructor to run when the context goes.
 //
-// Values live here, keyed by the context's id (ids are never reused, handles are). The
-// destructors run when a put replaces nothing and the context is seen gone: destroyed
-// (cuCtxDestroy) or, for a primary context, released to zero or reset after it had been
-// active. The core gives one teardown hook and the module room holds it, so the check is made
-// at the next storage call (any context) rather than inside the teardown itself.
+// Values live here, keyed by the context's id (ids are never reused, handles are). As NVIDIA's
+// driver does, the destructors run when the context goes (cuCtxDestroy, primary release to 0,
+// reset): at ev::context_teardown, first among its listeners (ev::kFirst), while the context's
+// streams, modules and memory are still there, in the thread tearing it down and outside this
+// file's lock (a destructor may call back into the driver, storage calls included).
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -15,6 +15,7 @@
 #include "abi/call.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "core/events.hpp"
 #include "hosting/hosting.hpp"
 
 namespace cuda_shim::hosting {
@@ -26,9 +27,7 @@ struct Value {
 };
 
 struct Slots {
-  std::weak_ptr<Context> ctx;
   CUcontext handle = nullptr;
-  bool seen_active = false;  // the context was active at some storage call
   std::unordered_map<void*, Value> values;
 };
 
@@ -45,36 +44,22 @@ std::unordered_map<uint64_t, Slots>& table() {
   return *t;
 }
 
-void drain(Slots& s, std::vector<Pending>& out) {
-  for (auto& [k, v] : s.values)
-    if (v.dtor) out.push_back({v.dtor, s.handle, k, v.value});
-  s.values.clear();
-}
-
-// Caller holds g_m. Collects the values of contexts that are gone, or were reset since.
-void sweep(std::vector<Pending>& out) {
-  auto& t = table();
-  for (auto it = t.begin(); it != t.end();) {
-    auto c = it->second.ctx.lock();
-    bool gone = !c || !contexts().find(it->second.handle);
-    bool reset = c && it->second.seen_active && !c->active();
-    if (gone || reset) {
-      drain(it->second, out);
-      if (gone) {
-        it = t.erase(it);
-        continue;
-      }
-      it->second.seen_active = false;
-    } else if (c && c->active()) {
-      it->second.seen_active = true;
-    }
-    ++it;
+// The context is going: its values leave the table and their destructors run, in this thread.
+void on_teardown(Context* ctx) noexcept {
+  std::vector<Pending> pending;
+  try {
+    std::lock_guard lk(g_m);
+    auto it = table().find(ctx->id());
+    if (it == table().end()) return;
+    for (auto& [k, v] : it->second.values)
+      if (v.dtor) pending.push_back({v.dtor, it->second.handle, k, v.value});
+    table().erase(it);
+  } catch (...) {
+    return;
   }
+  for (auto& d : pending) d.dtor(d.ctx, d.key, d.value);
 }
-
-void run(const std::vector<Pending>& p) {
-  for (auto& d : p) d.dtor(d.ctx, d.key, d.value);
-}
+[[maybe_unused]] const ev::Registration kOnTeardown{ev::context_teardown, &on_teardown, ev::kFirst};
 
 // The context a storage call names: its argument, or the current one when that is NULL.
 Errc resolve(CUcontext h, const char* api, std::shared_ptr<Context>& out, CUcontext& handle) {
@@ -93,21 +78,16 @@ Errc resolve(CUcontext h, const char* api, std::shared_ptr<Context>& out, CUcont
   return Errc::success;
 }
 
-// One storage call: the context it names, then `body(context, handle, its slots or null)` under
-// the lock; the destructors of values whose contexts are gone run afterwards, outside it.
+// One storage call: the context it names, then `body(context, handle)` under the lock.
 template <class Body>
 CUresult storage_call(const char* api, CUcontext ctx, Body body) {
-  std::vector<Pending> pending;
-  CUresult r = static_cast<CUresult>(abi::driver_call(api, [&]() -> Errc {
+  return static_cast<CUresult>(abi::driver_call(api, [&]() -> Errc {
     std::shared_ptr<Context> c;
     CUcontext h = nullptr;
     TRY(resolve(ctx, api, c, h));
     std::lock_guard lk(g_m);
-    sweep(pending);
     return body(c, h);
   }));
-  run(pending);
-  return r;
 }
 
 }  // namespace
@@ -115,9 +95,7 @@ CUresult storage_call(const char* api, CUcontext ctx, Body body) {
 CUresult CUDAAPI cls_put(CUcontext ctx, void* key, void* value, ClsDestructor dtor) {
   return storage_call("CONTEXT_LOCAL_STORAGE[0] (put)", ctx, [&](const std::shared_ptr<Context>& c, CUcontext h) {
     Slots& s = table()[c->id()];
-    s.ctx = c;
     s.handle = h;
-    s.seen_active = s.seen_active || c->active();
     s.values[key] = Value{value, dtor};
     return Errc::success;
   });

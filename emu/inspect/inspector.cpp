@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/driver.hpp"
+#include "core/events.hpp"
 #include "ipc/registry_inspect.hpp"
 #include "memory/address_space.hpp"
 #include "memory/pool.hpp"
@@ -235,7 +236,7 @@ void start() noexcept {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-[[maybe_unused]] const bool kInstalled = (set_init_hook(&start), true);
+[[maybe_unused]] const ev::Registration kOnInit{ev::driver_initialised, &start};
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include "abi/driver_api.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "core/events.hpp"
 #include "platform/memfd.hpp"
 #include "core/stream.hpp"
 #include "ipc/registry.hpp"
@@ -68,9 +69,11 @@ Opened& opened() {
 std::mutex g_export_m;  // one record per allocation, however many threads export it
 
 // A legacy export's record goes with its allocation (mem::Range's destructor).
-[[maybe_unused]] const bool g_withdraw_registered = (mem::set_withdraw_export([](const ipc::Token& t) noexcept {
-  ipc::withdraw(ipc::RecordKind::legacy_mem, t);
-}), true);
+void withdraw_legacy(const ipc::Token& t) noexcept { ipc::withdraw(ipc::RecordKind::legacy_mem, t); }
+[[maybe_unused]] const ev::Registration kWithdraw{mem::withdraw_export, &withdraw_legacy};
+// An IPC event's registry slot goes back when its owner destroys it.
+void unshare_event(uint64_t hi, uint64_t lo) noexcept { ipc::event_unshare(ipc::Token{hi, lo}); }
+[[maybe_unused]] const ev::Registration kUnshare{ev::shared_event_destroyed, &unshare_event};
 
 }  // namespace
 
@@ -229,7 +232,7 @@ Errc cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUevent event) noexcept {
       uint64_t* words = nullptr;
       if (!ipc::event_share(t, words))
         return fail(Errc::out_of_memory, "{}: the shared registry has no room for another IPC event", api);
-      ev->share(words, t.hi, t.lo, true, [](uint64_t hi, uint64_t lo) noexcept { ipc::event_unshare(ipc::Token{hi, lo}); });
+      ev->share(words, t.hi, t.lo, true);
     }
   }
   EventHandle h{kEventMagic, ipc::kLayoutVersion, ipc::Token{ev->token_hi(), ev->token_lo()}};

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "core/config.hpp"
+#include "core/events.hpp"
 #include "core/usage.hpp"
 #include "ipc/segment.hpp"
 #include "memory/address_space.hpp"
@@ -154,8 +155,8 @@ bool on_device_used(int ordinal, uint64_t& used) noexcept {
   }
 }
 
-const usage::Hooks kHooks{&on_contexts, &on_device_used};
-[[maybe_unused]] const bool kInstalled = (usage::install(&kHooks), true);
+[[maybe_unused]] const ev::Registration kOnContexts{ev::contexts_live, &on_contexts};
+[[maybe_unused]] const ev::Registration kDeviceUsed{ev::device_used, &on_device_used};
 
 }  // namespace
 

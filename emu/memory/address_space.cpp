@@ -11,12 +11,6 @@
 
 namespace cuda_shim::mem {
 
-namespace {
-std::atomic<WithdrawExport> g_withdraw{nullptr};
-}
-void set_withdraw_export(WithdrawExport f) noexcept { g_withdraw.store(f, std::memory_order_release); }
-
-namespace {
 // No Kind::vmm range exists before vmm registers, so only reservation_at is ever asked of these.
 constexpr VmmQueries kNoVmm{
     .info = [](const vmm::Mapping&) { return MappingInfo{}; },
@@ -24,14 +18,10 @@ constexpr VmmQueries kNoVmm{
     .check_copy_access = [](const vmm::Mapping&, uintptr_t, bool, const char*, const char*) { return Errc::success; },
     .reservation_at = [](uintptr_t, uintptr_t&, size_t&) { return false; },
 };
-std::atomic<const VmmQueries*> g_vmm{&kNoVmm};
-}  // namespace
-void set_vmm_queries(const VmmQueries* q) noexcept { g_vmm.store(q ? q : &kNoVmm, std::memory_order_release); }
-const VmmQueries& vmm_queries() noexcept { return *g_vmm.load(std::memory_order_acquire); }
 
 Range::~Range() {
   if (!ipc_export.zero())
-    if (WithdrawExport w = g_withdraw.load(std::memory_order_acquire)) w(ipc_export);
+    withdraw_export.get()(ipc_export);
   if (managed) forget_managed(*managed);
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/errc.hpp"
+#include "core/events.hpp"
 #include "core/limits.hpp"
 #include "platform/shareable.hpp"
 #include "memory/backing.hpp"
@@ -58,7 +59,7 @@ struct Range {
   std::shared_ptr<vmm::Mapping> vmm; // Kind::vmm: keeps the allocation alive while in use
   std::shared_ptr<ManagedState> managed;  // Kind::managed: association and advice
   std::atomic<bool> sync_memops{false};
-  ipc::Token ipc_export;     // cuIpcGetMemHandle's registry record, withdrawn with the range (set_withdraw_export)
+  ipc::Token ipc_export;     // cuIpcGetMemHandle's registry record, withdrawn with the range (withdraw_export)
   bool ipc_opened = false;   // mapped by cuIpcOpenMemHandle: only cuIpcCloseMemHandle unmaps it
   bool external = false;     // a buffer mapped from external memory (cuExternalMemoryGetMappedBuffer)
   bool module_owned = false; // a module's __device__/__constant__/__managed__ variable: freed with its module
@@ -98,13 +99,16 @@ struct VmmQueries {
   // The cuMemAddressReserve range holding p, mapped or not.
   bool (*reservation_at)(uintptr_t p, uintptr_t& base, size_t& size);
 };
-void set_vmm_queries(const VmmQueries* q) noexcept;
-const VmmQueries& vmm_queries() noexcept;  // before vmm registers: no mapping, no reservation
+// Answered by the vmm room (an ev::Registration when the library loads); before it, kNoVmm: no
+// mapping, no reservation.
+extern const VmmQueries kNoVmm;
+inline constinit ev::Query<VmmQueries> vmm_table{&kNoVmm};
+inline const VmmQueries& vmm_queries() noexcept { return vmm_table.get(); }
 
 // How a Range withdraws its legacy IPC export's registry record when it dies: the ipc room
-// registers it when the library loads (memory does not include the registry).
-using WithdrawExport = void (*)(const ipc::Token& record) noexcept;
-void set_withdraw_export(WithdrawExport f) noexcept;
+// provides it when the library loads (memory does not include the registry).
+inline void no_withdraw(const ipc::Token&) noexcept {}
+inline constinit ev::Query<void(const ipc::Token& record) noexcept> withdraw_export{&no_withdraw};
 
 using RangePtr = std::shared_ptr<Range>;
 

@@ -13,6 +13,7 @@
 #include "core/call_info.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "core/events.hpp"
 #include "core/stream.hpp"
 #include "memory/backing.hpp"
 #include "memory/pool_backing.hpp"
@@ -199,8 +200,6 @@ void on_fault(int sig, siginfo_t* si, void* uc) {
   }
 }
 
-const ActivityHooks kHooks{&on_stream_busy, &on_stream_idle, &set_stream_worker_thread};
-
 // Puts on_fault first in line for SIGSEGV, chaining to whoever is there now. Called whenever
 // memory is closed: a program (or a test framework) may have installed its own handler since.
 void ensure_handler() {
@@ -216,7 +215,11 @@ void ensure_handler() {
 
 void install_handler() {
   std::call_once(g_handler_once, [] {
-    set_activity_hooks(&kHooks);
+    // Streams tell managed memory when they turn busy and idle from the first managed allocation
+    // on (before it they pay one load and a branch per operation).
+    ev::op_queued.listen(&on_stream_busy);
+    ev::worker_op_done.listen(&on_stream_idle);
+    ev::stream_worker_started.listen(&set_stream_worker_thread);
     if (const char* e = std::getenv("CUDA_SHIM_MANAGED_FAULT")) {
       if (std::strcmp(e, "quiet") == 0) g_mode = FaultMode::quiet;
       else if (std::strcmp(e, "abort") == 0) g_mode = FaultMode::abort_process;

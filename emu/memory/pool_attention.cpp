@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "core/events.hpp"
 #include "core/spinlock.hpp"
 
 namespace cuda_shim::mem {
@@ -18,6 +19,11 @@ List& list() {
   static auto* l = new List();  // never destroyed: other threads may outlive main()
   return *l;
 }
+// Under the list's lock: the count and the event's bit change in the order of the calls.
+void note_count(size_t n) {
+  const size_t was = g_attention.exchange(n, std::memory_order_release);
+  if ((was != 0) != (n != 0)) ev::host_synchronised.want(n != 0);
+}
 }  // namespace
 
 void attention_add(std::weak_ptr<Pool> pool, AttentionSlot& slot) {
@@ -26,7 +32,7 @@ void attention_add(std::weak_ptr<Pool> pool, AttentionSlot& slot) {
   if (slot.listed()) return;
   l.v.push_back(Entry{std::move(pool), &slot});
   slot.index.store(l.v.size() - 1, std::memory_order_relaxed);
-  upcalls::g_sync_work.store(l.v.size(), std::memory_order_release);
+  note_count(l.v.size());
 }
 
 void attention_remove(AttentionSlot& slot) {
@@ -40,7 +46,7 @@ void attention_remove(AttentionSlot& slot) {
   }
   l.v.pop_back();
   slot.index.store(AttentionSlot::npos, std::memory_order_relaxed);
-  upcalls::g_sync_work.store(l.v.size(), std::memory_order_release);
+  note_count(l.v.size());
 }
 
 

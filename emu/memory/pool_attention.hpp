@@ -7,7 +7,6 @@
 #include <memory>
 #include <vector>
 
-#include "core/upcalls.hpp"
 
 namespace cuda_shim::mem {
 
@@ -23,8 +22,9 @@ struct AttentionSlot {
 // Called with the pool's own lock held (the pool lock comes before the list's).
 void attention_add(std::weak_ptr<Pool> pool, AttentionSlot& slot);
 void attention_remove(AttentionSlot& slot);
-// How many pools are listed: core's upcalls::g_sync_work, which every host synchronization reads.
-inline bool attention_any() noexcept { return upcalls::g_sync_work.load(std::memory_order_acquire) != 0; }
+// How many pools are listed. While any is, memory wants ev::host_synchronised emitted.
+inline constinit std::atomic<size_t> g_attention{0};
+inline bool attention_any() noexcept { return g_attention.load(std::memory_order_acquire) != 0; }
 // The listed pools still alive.
 void attention_snapshot(std::vector<std::shared_ptr<Pool>>& out);
 

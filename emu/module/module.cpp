@@ -12,6 +12,7 @@
 
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "core/events.hpp"
 #include "memory/address_space.hpp"
 #include "memory/device_alloc.hpp"
 #include "memory/managed.hpp"
@@ -47,11 +48,12 @@ namespace {
 void forget(Module& m) {
   modules().remove(&m);
   for (auto& f : m.functions) functions().remove(f.get());
+  ev::module_unloaded.emit(m);
 }
 
 // A context is going: its modules, and what libraries made in it, go too (their memory is
 // released with the context's). A library loads again in the context's next life.
-void forget_context(const Context* ctx) noexcept {
+void forget_context(Context* ctx) noexcept {
   try {
     std::vector<std::shared_ptr<Module>> gone;
     modules().for_each([&](const std::shared_ptr<Module>& m) {
@@ -76,10 +78,8 @@ void forget_context(const Context* ctx) noexcept {
   }
 }
 
-void watch_contexts() {
-  static std::once_flag once;
-  std::call_once(once, [] { set_context_teardown_hook(&forget_context); });
-}
+// After the context-local storage's destructors (ev::kFirst), which may still unload modules.
+[[maybe_unused]] const ev::Registration kOnTeardown{ev::context_teardown, &forget_context};
 
 // Writes a variable's initial bytes (the rest of it is already zero: fresh memory).
 void initialise(CUdeviceptr addr, const GlobalDesc& g) {
@@ -100,7 +100,6 @@ Errc make_managed(const std::shared_ptr<Context>& ctx, const GlobalDesc& g, cons
 // this module belongs to (its managed variables are shared), or null.
 Errc instantiate(const std::shared_ptr<const Image>& img, const std::shared_ptr<Context>& ctx, Library* lib,
                  const char* api, std::shared_ptr<Module>& out) {
-  watch_contexts();
   auto m = make_fresh<Module>();
   m->image = img;
   m->ctx = ctx;
@@ -142,6 +141,7 @@ Errc instantiate(const std::shared_ptr<const Image>& img, const std::shared_ptr<
     m->functions.push_back(f);
   }
   for (auto& f : m->functions) functions().add(f);
+  ev::module_loaded.emit(*m);
   out = std::move(m);
   return Errc::success;
 }

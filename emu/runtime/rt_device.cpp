@@ -297,12 +297,11 @@ Errc cudaDeviceSetLimit(enum cudaLimit limit, size_t value) noexcept {
 }
 
 // ---- driver entry points ----------------------------------------------------------------
-namespace {
-std::atomic<rt::ProcLookup> g_proc_lookup{nullptr};
-}  // namespace
 }  // namespace cuda_shim::rtapi
 
-void cuda_shim::rt::set_proc_lookup(ProcLookup f) noexcept { rtapi::g_proc_lookup.store(f, std::memory_order_release); }
+cuda_shim::Errc cuda_shim::rt::no_proc_lookup(const char*, void**, int, unsigned long long, int*, int) {
+  return fail(Errc::not_initialized, "cudaGetDriverEntryPoint: the driver's entry table is not loaded yet");
+}
 
 namespace cuda_shim::rtapi {
 namespace {
@@ -318,9 +317,7 @@ Errc entry_point(const char* symbol, void** funcPtr, int cudaVersion, unsigned l
   if (flags == cudaEnableDefault && per_thread) flags = cudaEnablePerThreadDefaultStream;
   RT_TRY(rt::init());
   int status = 0;
-  const rt::ProcLookup lookup = g_proc_lookup.load(std::memory_order_acquire);
-  if (!lookup) return fail(Errc::not_initialized, "{}: the driver's entry table is not loaded yet", api);
-  RT_TRY(lookup(symbol, funcPtr, cudaVersion, flags, &status, driver_version_reported()));
+  RT_TRY(rt::proc_lookup.get()(symbol, funcPtr, cudaVersion, flags, &status, driver_version_reported()));
   // Measured: on failure (e.g. a version newer than the runtime) the status is left untouched.
   if (driverStatus) *driverStatus = static_cast<cudaDriverEntryPointQueryResult>(status);
   return Errc::success;

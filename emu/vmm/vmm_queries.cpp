@@ -28,7 +28,7 @@ constexpr mem::VmmQueries kQueries{
     .reservation_at = reservation_at,
 };
 
-[[maybe_unused]] const bool g_registered = (mem::set_vmm_queries(&kQueries), true);
+[[maybe_unused]] const ev::Registration kRegistered{mem::vmm_table, &kQueries};
 
 }  // namespace
 }  // namespace cuda_shim::vmm
