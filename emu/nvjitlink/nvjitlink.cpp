@@ -11,9 +11,13 @@
 // NVJITLINK_ERROR_UNRECOGNIZED_OPTION (the handle is still made, holding the log), no -arch
 // NVJITLINK_ERROR_MISSING_ARCH, an input type it does not take NVJITLINK_ERROR_INCORRECT_INPUT_TYPE,
 // a missing file NVJITLINK_ERROR_INVALID_INPUT, results asked before nvJitLinkComplete and inputs
-// added after it NVJITLINK_ERROR_INTERNAL. What NVIDIA's library does and this one cannot
-// (machine code inputs, -lto and LTO-IR) fails with an error log saying why.
+// added after it NVJITLINK_ERROR_INTERNAL. Machine code inputs fail with an error log saying why.
+// LTO-IR (-lto, numba-cuda's default) is compiled to PTX by NVIDIA's nvJitLink when one is
+// found (nvidia_jitlink below), and refused with a log otherwise.
+#include <dlfcn.h>
+
 #include <cstdio>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -21,6 +25,8 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <unordered_set>
 #include <vector>
 
@@ -34,6 +40,9 @@ struct nvJitLink {
   std::mutex m;
   int cc = 0;                      // from -arch=sm_NN / compute_NN
   bool verbose = false;
+  bool lto = false;                // -lto: LTO-IR inputs go through NVIDIA's nvJitLink (below)
+  std::vector<std::string> options;  // as given, for NVIDIA's nvJitLink
+  std::vector<std::pair<std::string, std::string>> ltoir;  // LTO-IR inputs: name, bytes
   std::vector<std::string> ptx;    // each accepted input's PTX
   bool completed = false;
   std::string joined;              // the linked PTX
@@ -73,6 +82,104 @@ std::string driver_why() {
 }
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// Link-time optimization. LTO-IR is NVIDIA's closed format: only NVIDIA's nvJitLink compiles it.
+// numba-cuda turns LTO on by default whenever an nvJitLink (>= 12.3) is found, so -lto links
+// hand their LTO-IR inputs to NVIDIA's library, asking for PTX (-lto -ptx), and join that PTX
+// with the other inputs'. Its file: CUDA_SHIM_NVJITLINK_LTO (set and empty or 0: none), else
+// lib64/ or lib/ under $CUDA_PATH, $CUDA_HOME, /usr/local/cuda. Loaded by path with
+// RTLD_DEEPBIND, so that its calls to its own entry points do not reach ours (same names).
+struct NvidiaJitLink {
+  std::string path;
+  decltype(&__nvJitLinkCreate_13_0) create = nullptr;
+  decltype(&__nvJitLinkDestroy_13_0) destroy = nullptr;
+  decltype(&__nvJitLinkAddData_13_0) add_data = nullptr;
+  decltype(&__nvJitLinkComplete_13_0) complete = nullptr;
+  decltype(&__nvJitLinkGetLinkedPtxSize_13_0) ptx_size = nullptr;
+  decltype(&__nvJitLinkGetLinkedPtx_13_0) ptx = nullptr;
+  decltype(&__nvJitLinkGetErrorLogSize_13_0) error_log_size = nullptr;
+  decltype(&__nvJitLinkGetErrorLog_13_0) error_log = nullptr;
+};
+
+bool same_file(const std::string& a, const std::string& b) {
+  char ra[PATH_MAX], rb[PATH_MAX];
+  return realpath(a.c_str(), ra) && realpath(b.c_str(), rb) && std::strcmp(ra, rb) == 0;
+}
+
+const NvidiaJitLink* nvidia_jitlink() {
+  static const NvidiaJitLink* found = [] () -> const NvidiaJitLink* {
+    std::vector<std::string> candidates;
+    if (const char* e = std::getenv("CUDA_SHIM_NVJITLINK_LTO")) {
+      if (!*e || std::strcmp(e, "0") == 0) return nullptr;
+      candidates.push_back(e);
+    } else {
+      for (const char* var : {"CUDA_PATH", "CUDA_HOME"})
+        if (const char* root = std::getenv(var); root && *root)
+          for (const char* dir : {"/lib64/", "/lib/"}) candidates.push_back(std::string(root) + dir + "libnvJitLink.so.13");
+      candidates.push_back("/usr/local/cuda/lib64/libnvJitLink.so.13");
+      candidates.push_back("/usr/local/cuda/lib/libnvJitLink.so.13");
+    }
+    Dl_info self{};
+    dladdr(reinterpret_cast<void*>(&same_file), &self);
+    for (const std::string& c : candidates) {
+      if (self.dli_fname && same_file(c, self.dli_fname)) continue;  // ourselves
+      void* lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+      if (!lib) continue;
+      auto* n = new NvidiaJitLink;
+      n->path = c;
+      auto get = [&](auto& f, const char* name) { f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(dlsym(lib, name)); return f != nullptr; };
+      if (get(n->create, "__nvJitLinkCreate_13_0") && get(n->destroy, "__nvJitLinkDestroy_13_0") &&
+          get(n->add_data, "__nvJitLinkAddData_13_0") && get(n->complete, "__nvJitLinkComplete_13_0") &&
+          get(n->ptx_size, "__nvJitLinkGetLinkedPtxSize_13_0") && get(n->ptx, "__nvJitLinkGetLinkedPtx_13_0") &&
+          get(n->error_log_size, "__nvJitLinkGetErrorLogSize_13_0") && get(n->error_log, "__nvJitLinkGetErrorLog_13_0"))
+        return n;
+      delete n;
+      dlclose(lib);
+    }
+    return nullptr;
+  }();
+  return found;
+}
+
+// The PTX NVIDIA's nvJitLink makes of the link's LTO-IR inputs (-lto -ptx).
+nvJitLinkResult lto_to_ptx(nvJitLink* h, std::string& out) {
+  const NvidiaJitLink* nv = nvidia_jitlink();
+  if (!nv) return error(h, NVJITLINK_ERROR_INTERNAL, "NVIDIA's nvJitLink is no longer found");
+  std::vector<const char*> opts;
+  bool ptx = false;
+  for (const std::string& o : h->options) {
+    if (o == "-verbose") continue;
+    ptx |= o == "-ptx";
+    opts.push_back(o.c_str());
+  }
+  if (!ptx) opts.push_back("-ptx");
+  nvJitLinkHandle n = nullptr;
+  nvJitLinkResult r = nv->create(&n, static_cast<uint32_t>(opts.size()), opts.data());
+  for (size_t i = 0; r == NVJITLINK_SUCCESS && i < h->ltoir.size(); ++i)
+    r = nv->add_data(n, NVJITLINK_INPUT_LTOIR, h->ltoir[i].second.data(), h->ltoir[i].second.size(),
+                     h->ltoir[i].first.c_str());
+  if (r == NVJITLINK_SUCCESS) r = nv->complete(n);
+  size_t size = 0;
+  if (r == NVJITLINK_SUCCESS) r = nv->ptx_size(n, &size);
+  if (r == NVJITLINK_SUCCESS) {
+    out.assign(size, '\0');
+    r = nv->ptx(n, out.data());
+    out.resize(strnlen(out.c_str(), out.size()));
+  }
+  if (r != NVJITLINK_SUCCESS) {
+    std::string log;
+    if (n && nv->error_log_size(n, &size) == NVJITLINK_SUCCESS && size) {
+      log.assign(size, '\0');
+      nv->error_log(n, log.data());
+      log.resize(strnlen(log.c_str(), log.size()));
+    }
+    if (n) nv->destroy(&n);
+    return error(h, r, "link-time optimization by " + nv->path + " failed: " + log);
+  }
+  nv->destroy(&n);
+  if (h->verbose) h->info_log += "cuda-shim nvJitLink: LTO-IR compiled to PTX by " + nv->path + "\n";
+  return NVJITLINK_SUCCESS;
+}
 
 // The options NVIDIA's library takes that change nothing when the result is PTX: accepted.
 bool ignored_option(std::string_view o) {
@@ -129,11 +236,12 @@ nvJitLinkResult read_options(nvJitLink* h, uint32_t n, const char* const* option
     }
   }
   if (!h->cc) return error(h, NVJITLINK_ERROR_MISSING_ARCH, "option -arch=sm_NN is required");
-  if (lto)
+  if (lto && !nvidia_jitlink())
     return error(h, NVJITLINK_ERROR_INVALID_INPUT,
-                 "-lto is not supported: link-time optimization compiles LTO-IR to machine code, and cuda-shim's "
-                 "kernel engine runs PTX only; link PTX instead (numba-cuda: lto=False, cuda.core: "
+                 "-lto needs NVIDIA's nvJitLink to compile LTO-IR to PTX, and none was found (CUDA_SHIM_NVJITLINK_LTO, "
+                 "$CUDA_PATH, $CUDA_HOME, /usr/local/cuda); link PTX instead (numba-cuda: lto=False, cuda.core: "
                  "LinkerOptions(link_time_optimization=False))");
+  h->lto = lto;
   if (virtual_arch && !ptx_out)
     return error(h, NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS, "a virtual architecture (" + arch + ") requires -ptx");
   return NVJITLINK_SUCCESS;
@@ -201,9 +309,9 @@ nvJitLinkResult add(nvJitLink* h, nvJitLinkInputType type, const void* data, siz
       }
     }
     case NVJITLINK_INPUT_LTOIR:
-      return error(h, NVJITLINK_ERROR_LTO_NOT_ENABLED,
-                   "input '" + label + "' is LTO-IR, which needs -lto; cuda-shim's kernel engine runs PTX only, so "
-                   "link-time optimization is not supported: link PTX instead");
+      if (!h->lto) return error(h, NVJITLINK_ERROR_LTO_NOT_ENABLED, "input '" + label + "' is LTO-IR, which needs -lto");
+      h->ltoir.emplace_back(label, std::string(static_cast<const char*>(data), size));
+      return NVJITLINK_SUCCESS;
     case NVJITLINK_INPUT_CUBIN:
     case NVJITLINK_INPUT_OBJECT:
     case NVJITLINK_INPUT_LIBRARY:
@@ -218,6 +326,12 @@ nvJitLinkResult add(nvJitLink* h, nvJitLinkInputType type, const void* data, siz
 
 nvJitLinkResult complete(nvJitLink* h) {
   if (h->completed) return error(h, NVJITLINK_ERROR_INTERNAL, "nvJitLinkComplete called twice");
+  if (!h->ltoir.empty()) {
+    std::string ptx;
+    if (nvJitLinkResult r = lto_to_ptx(h, ptx); r != NVJITLINK_SUCCESS) return r;
+    h->ptx.insert(h->ptx.begin(), std::move(ptx));
+    h->ltoir.clear();
+  }
   std::vector<const char*> texts;
   for (const std::string& t : h->ptx) texts.push_back(t.c_str());
   char* joined = nullptr;
@@ -303,6 +417,8 @@ NVJL_EXPORT nvJitLinkResult __nvJitLinkCreate_13_0(nvJitLinkHandle* handle, uint
     }
     // The handle is made even when an option is refused, so that its error log can be read.
     *handle = h;
+    for (uint32_t i = 0; i < numOptions; ++i)
+      if (options[i]) h->options.emplace_back(options[i]);
     return read_options(h, numOptions, options);
   } catch (...) {
     return NVJITLINK_ERROR_INTERNAL;
@@ -406,8 +522,13 @@ NVJL_EXPORT nvJitLinkResult nvJitLinkGetLinkedLTOIR(nvJitLinkHandle handle, void
   });
 }
 
+// numba-cuda turns link-time optimization on whenever nvJitLinkVersion answers (>= 12.3), and
+// cuda.core links with nvJitLink then. Without NVIDIA's nvJitLink to compile LTO-IR, this library
+// cannot do what numba then asks; it answers NVJITLINK_ERROR_INTERNAL instead, and both fall back
+// to the driver's cuLink* (the same PTX joining, module/link.hpp).
 NVJL_EXPORT nvJitLinkResult nvJitLinkVersion(unsigned int* major, unsigned int* minor) {
   if (!major || !minor) return NVJITLINK_ERROR_NULL_INPUT;
+  if (!nvidia_jitlink()) return NVJITLINK_ERROR_INTERNAL;
   *major = 13;
   *minor = 0;
   return NVJITLINK_SUCCESS;

@@ -6,8 +6,8 @@
  * What differs from NVIDIA's library: the kernel engine runs PTX, so a link joins the PTX of its
  * inputs and nvJitLinkGetLinkedCubin returns a fat binary holding that PTX (what
  * cuModuleLoadData / cuLibraryLoadData take); nvJitLinkGetLinkedPtx returns the joined PTX
- * without -lto. Machine code inputs and link-time optimization (-lto, LTO-IR) are refused with
- * an error log saying why. */
+ * without -lto. Machine code inputs are refused with an error log saying why; LTO-IR inputs
+ * (-lto) are compiled to PTX by NVIDIA's nvJitLink where one is found (docs/kernels.md). */
 #ifndef CUDA_SHIM_NVJITLINK_H
 #define CUDA_SHIM_NVJITLINK_H
 
