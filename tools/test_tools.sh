@@ -52,7 +52,7 @@ check "works through a symlink" 0 "$tmp/cuda-shim-link" run -- sh -c \
 # Preloading our (possibly sanitizer-instrumented) libcuda into sh is only safe unsanitized.
 if [ -z "$sanitized" ]; then
   check "--preload sets LD_PRELOAD to our libraries" 0 "$shim" run --preload -- sh -c \
-    "test \"\$LD_PRELOAD\" = '$libdir/libcuda.so.1:$libdir/libcudart.so.13:$libdir/libnvidia-ml.so.1'"
+    "test \"\$LD_PRELOAD\" = '$libdir/libcuda.so.1:$libdir/libcudart.so.13:$libdir/libnvidia-ml.so.1:$libdir/libnvJitLink.so.13'"
 fi
 
 check "unknown option refused" 2 "$shim" run --no-such-option -- true

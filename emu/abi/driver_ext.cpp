@@ -1,5 +1,8 @@
 // cuGetExportTable, the private runtime table, and the cuShim* extensions.
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "abi/call.hpp"
 #include "abi/inspect_table.hpp"
@@ -19,6 +22,7 @@
 #include "memory/array.hpp"
 #include "memory/pool.hpp"
 #include "exec/launch.hpp"
+#include "module/link.hpp"
 #include "vmm/vmm.hpp"
 
 namespace cuda_shim::abi {
@@ -316,5 +320,66 @@ extern "C" __attribute__((visibility("default"))) int cuShimGetLaunchRecord(unsi
                              "the most recent 4096 are kept)", index, cuda_shim::module::launch_count());
     copy_out(n, name, len);
     return Errc::success;
+  });
+}
+
+// The JIT linker's joining, for libnvJitLink.so.13 (emu/nvjitlink/): module/link.hpp.
+namespace {
+template <class T>
+T* malloc_copy(const void* data, size_t bytes) noexcept {
+  void* p = std::malloc(bytes ? bytes : 1);
+  if (p && bytes) std::memcpy(p, data, bytes);
+  return static_cast<T*>(p);
+}
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int cuShimLinkInputPtx(int type, const void* data, size_t size,
+                                                                         const char* name, int cc, char** ptx,
+                                                                         size_t* ptxSize) {
+  const char* api = "cuShimLinkInputPtx";
+  return cuda_shim::abi::driver_call(api, [&]() -> cuda_shim::Errc {
+    TRY(cuda_shim::need(data, api, "data"));
+    TRY(cuda_shim::need(ptx, api, "ptx"));
+    TRY(cuda_shim::need(ptxSize, api, "ptxSize"));
+    std::string out;
+    TRY(cuda_shim::module::link_input_ptx(type, data, size, name, cc, out, api));
+    char* p = malloc_copy<char>(out.c_str(), out.size() + 1);
+    if (!p) return cuda_shim::fail(cuda_shim::Errc::out_of_memory, "{}: no memory for {} bytes", api, out.size());
+    *ptx = p;
+    *ptxSize = out.size();
+    return cuda_shim::Errc::success;
+  });
+}
+
+extern "C" __attribute__((visibility("default"))) int cuShimLinkPtx(const char* const* ptx, unsigned int n, int cc,
+                                                                    char** joined, size_t* joinedSize, void** image,
+                                                                    size_t* imageSize) {
+  const char* api = "cuShimLinkPtx";
+  return cuda_shim::abi::driver_call(api, [&]() -> cuda_shim::Errc {
+    if (n) TRY(cuda_shim::need(ptx, api, "ptx"));
+    TRY(cuda_shim::need(joined, api, "joined"));
+    TRY(cuda_shim::need(joinedSize, api, "joinedSize"));
+    TRY(cuda_shim::need(image, api, "image"));
+    TRY(cuda_shim::need(imageSize, api, "imageSize"));
+    std::vector<std::string> inputs;
+    for (unsigned i = 0; i < n; ++i) {
+      TRY(cuda_shim::need(ptx[i], api, "ptx[i]"));
+      inputs.emplace_back(ptx[i]);
+    }
+    std::string text;
+    std::vector<uint8_t> bin;
+    TRY(cuda_shim::module::link_ptx(inputs, cc, text, bin, api));
+    char* t = malloc_copy<char>(text.c_str(), text.size() + 1);
+    void* b = malloc_copy<void>(bin.data(), bin.size());
+    if (!t || !b) {
+      std::free(t);
+      std::free(b);
+      return cuda_shim::fail(cuda_shim::Errc::out_of_memory, "{}: no memory for the linked image", api);
+    }
+    *joined = t;
+    *joinedSize = text.size();
+    *image = b;
+    *imageSize = bin.size();
+    return cuda_shim::Errc::success;
   });
 }

@@ -5,6 +5,10 @@
 // cuLibraryLoadData), and clients that treat the "cubin" as opaque bytes, as numba-cuda and
 // cuda.core do, load it unchanged. Declarations one input makes and another defines (.extern
 // .func, .extern variables) resolve when the engine lowers the joined text.
+//
+// The joining itself (link_input_ptx, link_ptx: link.hpp) is shared with our libnvJitLink.so.13
+// (emu/nvjitlink/), which reaches it through cuShimLinkInputPtx / cuShimLinkPtx
+// (cuda_shim_ext.h): one definition for both linkers.
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -18,6 +22,7 @@
 #include "core/driver.hpp"
 #include "core/registry.hpp"
 #include "module/image.hpp"
+#include "module/link.hpp"
 #include "module/module.hpp"
 
 namespace cuda_shim::module {
@@ -70,39 +75,6 @@ Errc lookup(CUlinkState h, const char* api, std::shared_ptr<LinkState>& out) {
   out = h ? links().find(h) : nullptr;
   if (!out) return fail(Errc::invalid_handle, "{}: {} is not a live link state", api, static_cast<void*>(h));
   return Errc::success;
-}
-
-// One input's PTX: the text itself, or what a fat binary carries for the link's device.
-Errc input_ptx(LinkState& s, CUjitInputType type, const void* data, size_t size, const char* name, std::string& out,
-               const char* api) {
-  switch (type) {
-    case CU_JIT_INPUT_PTX: {
-      const char* t = static_cast<const char*>(data);
-      out.assign(t, size ? strnlen(t, size) : std::strlen(t));
-      Image probe;
-      if (Errc e = parse_ptx(out.c_str(), out.size(), probe, api); e != Errc::success) {
-        log_to(s.error_log, s.error_size, fmt::format("{}: {}", name ? name : "input", explanation()));
-        return e;
-      }
-      return Errc::success;
-    }
-    case CU_JIT_INPUT_FATBINARY: {
-      Image img;
-      TRY(parse_image(data, size, s.cc, img, api));
-      if (img.ptx.empty())
-        return fail(Errc::not_supported, "{}: fat binary '{}' holds machine code and no PTX; the kernel engine links "
-                    "and runs PTX only", api, name ? name : "");
-      out = img.ptx;
-      return Errc::success;
-    }
-    case CU_JIT_INPUT_CUBIN:
-    case CU_JIT_INPUT_OBJECT:
-    case CU_JIT_INPUT_LIBRARY:
-      return fail(Errc::not_supported, "{}: input '{}' is machine code (CUjitInputType {}); the kernel engine links and "
-                  "runs PTX only", api, name ? name : "", static_cast<int>(type));
-    default:
-      return fail(Errc::invalid_value, "{}: {} is not a CUjitInputType this driver links", api, static_cast<int>(type));
-  }
 }
 
 bool header_line(std::string_view line) {
@@ -169,6 +141,55 @@ std::vector<uint8_t> wrap_ptx(const std::string& ptx, int cc, int ptx_version) {
 
 }  // namespace
 
+// One input's PTX: the text itself, or what a fat binary carries for compute capability cc.
+Errc link_input_ptx(int type, const void* data, size_t size, const char* name, int cc, std::string& out,
+                    const char* api) {
+  if (!name) name = "input";
+  switch (type) {
+    case CU_JIT_INPUT_PTX: {
+      const char* t = static_cast<const char*>(data);
+      out.assign(t, size ? strnlen(t, size) : std::strlen(t));
+      Image probe;
+      if (Errc e = parse_ptx(out.c_str(), out.size(), probe, api); e != Errc::success)
+        return fail(e, "{}: PTX input '{}': {}", api, name, explanation());
+      return Errc::success;
+    }
+    case CU_JIT_INPUT_FATBINARY: {
+      Image img;
+      if (Errc e = parse_image(data, size, cc, img, api); e != Errc::success)
+        return fail(e, "{}: fat binary input '{}': {}", api, name, explanation());
+      if (img.ptx.empty())
+        return fail(Errc::not_supported, "{}: fat binary '{}' holds machine code and no PTX; the kernel engine links "
+                    "and runs PTX only", api, name);
+      out = img.ptx;
+      return Errc::success;
+    }
+    case CU_JIT_INPUT_CUBIN:
+    case CU_JIT_INPUT_OBJECT:
+    case CU_JIT_INPUT_LIBRARY:
+      return fail(Errc::not_supported, "{}: input '{}' is machine code (CUjitInputType {}); the kernel engine links and "
+                  "runs PTX only", api, name, type);
+    default:
+      return fail(Errc::invalid_value, "{}: {} is not a CUjitInputType this driver links", api, type);
+  }
+}
+
+// The inputs joined into one PTX module, and a fat binary holding it for compute capability cc,
+// checked by the loaders' own parser.
+Errc link_ptx(const std::vector<std::string>& inputs, int cc, std::string& joined, std::vector<uint8_t>& image,
+              const char* api) {
+  if (inputs.empty()) return fail(Errc::invalid_value, "{}: nothing was added to the link", api);
+  joined = join(inputs);
+  int version = 0;
+  if (size_t at = joined.find(".version"); at != std::string::npos) {
+    int a = 0, b = 0;
+    if (std::sscanf(joined.c_str() + at, ".version %d.%d", &a, &b) == 2) version = a * 10 + b;
+  }
+  image = wrap_ptx(joined, cc, version);
+  Image check;
+  return parse_image(image.data(), image.size(), cc, check, api);
+}
+
 }  // namespace cuda_shim::module
 
 namespace cuda_shim::api {
@@ -198,7 +219,10 @@ Errc cuLinkAddData_v2(CUlinkState h, CUjitInputType type, void* data, size_t siz
   std::lock_guard lk(s->m);
   TRY(module::read_options(*s, n, opts, vals, api));
   std::string ptx;
-  TRY(module::input_ptx(*s, type, data, size, name, ptx, api));
+  if (Errc e = module::link_input_ptx(type, data, size, name, s->cc, ptx, api); e != Errc::success) {
+    module::log_to(s->error_log, s->error_size, explanation());
+    return e;
+  }
   s->ptx.push_back(std::move(ptx));
   return Errc::success;
 }
@@ -230,16 +254,8 @@ Errc cuLinkComplete(CUlinkState h, void** image, size_t* size) noexcept {
   TRY(need(image, api, "cubinOut"));
   TRY(need(size, api, "sizeOut"));
   std::lock_guard lk(s->m);
-  if (s->ptx.empty()) return fail(Errc::invalid_value, "{}: nothing was added to the link", api);
-  const std::string joined = module::join(s->ptx);
-  int version = 0;
-  if (size_t at = joined.find(".version"); at != std::string::npos) {
-    int a = 0, b = 0;
-    if (std::sscanf(joined.c_str() + at, ".version %d.%d", &a, &b) == 2) version = a * 10 + b;
-  }
-  s->out = module::wrap_ptx(joined, s->cc, version);
-  module::Image check;
-  if (Errc e = module::parse_image(s->out.data(), s->out.size(), s->cc, check, api); e != Errc::success) {
+  std::string joined;
+  if (Errc e = module::link_ptx(s->ptx, s->cc, joined, s->out, api); e != Errc::success) {
     module::log_to(s->error_log, s->error_size, explanation());
     return e;
   }

@@ -142,6 +142,24 @@ int cuShimGetLaunchRecord(unsigned long long index, CUshimLaunchRecord *rec, cha
  * position. */
 int cuShimSetFaults(const char *spec);
 
+/* The JIT linker's PTX joining, for our libnvJitLink.so.13 (emu/nvjitlink/): one definition with
+ * the driver's cuLink*. The kernel engine runs PTX, so a link joins its inputs' PTX into one module
+ * held by a fat binary that every loader takes (docs/kernels.md, "Linking"). Neither needs cuInit
+ * or a context; cc is the target's compute capability, major*10+minor (90 for sm_90).
+ *   cuShimLinkInputPtx: one input's PTX. type is a CUjitInputType: CU_JIT_INPUT_PTX (text, size
+ *     bytes or up to its NUL; checked by the PTX parser) or CU_JIT_INPUT_FATBINARY (the PTX entry
+ *     the loaders would choose for cc); cubin, object and library inputs are machine code, refused
+ *     with CUDA_ERROR_NOT_SUPPORTED. *ptx receives malloc'ed NUL-terminated text (free() it), *ptxSize
+ *     its length without the NUL.
+ *   cuShimLinkPtx: n PTX texts (each NUL-terminated) joined into one module: *joined the text,
+ *     *image the fat binary holding it (both malloc'ed, free() them; sizes without / with every
+ *     byte). CUDA_ERROR_INVALID_VALUE when n is 0.
+ * Each returns a CUresult value; cuShimGetLastExplanation says why one failed. */
+int cuShimLinkInputPtx(int type, const void *data, size_t size, const char *name, int cc, char **ptx,
+                       size_t *ptxSize);
+int cuShimLinkPtx(const char *const *ptx, unsigned int n, int cc, char **joined, size_t *joinedSize, void **image,
+                  size_t *imageSize);
+
 /* cuda-shim's version as MAJOR*10000 + MINOR*100 + PATCH. */
 int cuShimGetVersion(void);
 

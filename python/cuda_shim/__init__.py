@@ -38,6 +38,12 @@ __version__ = _version()
 _DRIVER = "libcuda.so.1"
 _RUNTIME = "libcudart.so.13"
 _NVML = "libnvidia-ml.so.1"
+# Our nvJitLink (optional too). numba-cuda and cuda.core's Linker link through nvJitLink when
+# cuda.pathfinder finds one: NVIDIA's makes machine code the kernel engine cannot run, ours keeps
+# the PTX. cuda.pathfinder looks for a library already loaded in the process before anything else
+# (then NVIDIA's wheels in site-packages, conda, the system search that LD_LIBRARY_PATH steers,
+# CUDA_PATH): loading ours here makes it the one every client gets (docs/kernels.md, "Linking").
+_NVJITLINK = "libnvJitLink.so.13"
 
 # Handles of the libraries we loaded: kept for the life of the process so they are never unloaded.
 _handles = {}
@@ -193,7 +199,7 @@ def is_active():
 
 
 def activate(devices=None, explain=None, driver_version=None, config=None, trace=None, kernels=None,
-             env=None, nvml=True, profile=None):
+             env=None, nvml=True, profile=None, nvjitlink=True):
     """Loads cuda-shim's libraries into this process and exports its environment to child processes.
 
     Call it before anything loads a CUDA library (importing cuda.core, cuda.bindings, CuPy, ...).
@@ -208,6 +214,8 @@ def activate(devices=None, explain=None, driver_version=None, config=None, trace
     kernels         "run" (default), "refuse" or "skip" kernel launches (CUDA_SHIM_KERNELS)
     env             any other CUDA_SHIM_* variables, e.g. {"CUDA_SHIM_IMEX_CHANNEL": 0}
     nvml            also load libnvidia-ml.so.1 when the package has it
+    nvjitlink       also load our libnvJitLink.so.13 when the package has it, so that numba-cuda and
+                    cuda.core's Linker link PTX the engine runs rather than NVIDIA's machine code
     profile         the emulated machine: "h200" (default), "h100", "a100", "b200", "gb200-nvl72",
                     "rtx", "tcc-no-pools", "cc7-no-concurrent-managed", or a .profile file
                     (CUDA_SHIM_PROFILE; what it lacks is refused, docs/configuration.md)
@@ -249,16 +257,17 @@ def activate(devices=None, explain=None, driver_version=None, config=None, trace
     if path.split(":")[0] != lib:
         os.environ["LD_LIBRARY_PATH"] = lib + (":" + path if path else "")
 
-    names = [_DRIVER, _RUNTIME] + ([_NVML] if nvml else [])
+    names = [_DRIVER, _RUNTIME] + ([_NVML] if nvml else []) + ([_NVJITLINK] if nvjitlink else [])
     for name in names:
         file = os.path.join(lib, name)
         if not os.path.exists(file):
-            if name == _NVML:
-                continue  # optional: not every build has it
+            if name in (_NVML, _NVJITLINK):
+                continue  # optional: not every build has them
             raise ActivationError(f"cuda-shim: {file} is missing: the installation is incomplete")
         if name != _DRIVER and _foreign(name, file):
-            # NVIDIA's runtime / NVML already loaded: they run on our driver, which is what
-            # matters; loading ours beside them would only give the process two copies.
+            # NVIDIA's runtime / NVML / nvJitLink already loaded: the first two run on our driver,
+            # which is what matters; loading ours beside them would only give the process two
+            # copies (and cuda.pathfinder has already handed NVIDIA's nvJitLink out).
             continue
         # RTLD_GLOBAL: its symbols serve libraries loaded later, as when the loader put it there.
         _handles[name] = ctypes.CDLL(file, mode=ctypes.RTLD_GLOBAL)

@@ -29,7 +29,7 @@ step "cmake --install $build --prefix $work/first"
 quiet "cmake --install" "$cmake" --install "$build" --prefix "$work/first"
 p=$work/first
 for f in "$libdir"/libcuda.so.1 "$libdir"/libcuda.so "$libdir"/libcudart.so.13 "$libdir"/libcudart.so \
-    include/cuda_shim/cuda.h include/cuda_shim/cuda_runtime.h include/cuda_shim/cuda_shim_ext.h \
+    "$libdir"/libnvJitLink.so.13 include/cuda_shim/nvJitLink.h include/cuda_shim/cuda.h include/cuda_shim/cuda_runtime.h include/cuda_shim/cuda_shim_ext.h \
     include/cuda_shim/crt/host_defines.h bin/cuda-shim bin/cuda-shim-info bin/cuda-shim-demo \
     bin/cuda-shim-ipc "$libdir"/cmake/cuda_shim/cuda_shim-config.cmake \
     "$libdir"/cmake/cuda_shim/cuda_shim-config-version.cmake \
@@ -38,7 +38,7 @@ for f in "$libdir"/libcuda.so.1 "$libdir"/libcuda.so "$libdir"/libcudart.so.13 "
   [ -e "$p/$f" ] || fail "the install lacks $f"
 done
 # No build-tree RPATH left; libcudart keeps $ORIGIN (it finds libcuda.so.1 beside itself).
-for f in "$p/$libdir"/libcuda.so.1 "$p/$libdir"/libcudart.so.13 "$p"/bin/cuda-shim-*; do
+for f in "$p/$libdir"/libcuda.so.1 "$p/$libdir"/libcudart.so.13 "$p/$libdir"/libnvJitLink.so.13 "$p"/bin/cuda-shim-*; do
   if readelf -d "$f" | grep -E 'R(UN)?PATH' | grep -qF "$build"; then fail "$f keeps a build-tree RPATH"; fi
 done
 # shellcheck disable=SC2016  # the literal $ORIGIN

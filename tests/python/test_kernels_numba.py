@@ -2,13 +2,16 @@
 
 numba-cuda compiles Python to PTX with NVVM (nvidia-nvvm from PyPI), links it with cuda.core's
 Linker and loads the result (cuLibraryLoadData) to launch it with cuda.core's launch
-(cuLaunchKernelEx). The Linker uses nvJitLink when that library is installed, and the driver's
-cuLinkCreate / cuLinkAddData / cuLinkComplete otherwise: requirements.txt leaves nvJitLink out
-on purpose, so the PTX reaches the driver, which on cuda-shim keeps it for the engine (nvJitLink
-would turn it into SASS that only a GPU runs). cuda.pathfinder also finds a toolkit's
-libnvJitLink.so.13 through the system's library search, so on cuda-shim the tests first require
-that cuda.core chose the driver's linker.
+(cuLaunchKernelEx). The Linker uses nvJitLink when cuda.pathfinder finds a libnvJitLink.so.13, and
+the driver's cuLinkCreate / cuLinkAddData / cuLinkComplete otherwise. NVIDIA's nvJitLink (a
+toolkit's, found through the ld cache, or the nvidia-nvjitlink wheel) makes SASS that only a GPU
+runs; cuda-shim ships its own libnvJitLink.so.13 beside libcuda.so.1, which keeps the PTX, and the
+launcher and activate() make cuda.pathfinder find it first (docs/kernels.md, "Linking"). So on
+cuda-shim the tests first require that cuda.core links with nvJitLink and that the nvJitLink
+loaded in the process is ours.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -19,14 +22,34 @@ from numba import cuda
 pytestmark = pytest.mark.kernels
 
 
+def _mapped(stem):
+    """Real paths of the files mapped into this process whose name starts with stem."""
+    found = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split(None, 5)
+            if len(fields) == 6 and os.path.basename(fields[5].strip()).startswith(stem):
+                found.add(os.path.realpath(fields[5].strip()))
+    return found
+
+
 def setup_module():
     if helpers.on_cuda_shim():
         from cuda.core import _linker
 
-        assert _linker._decide_nvjitlink_or_driver(), (
-            "cuda.core links with nvJitLink in this process, so numba-cuda's kernels become SASS, "
-            "which cuda-shim cannot run: the driver's cuLinkCreate/cuLinkAddData/cuLinkComplete "
-            "must be the linker (issue 38, item 10)")
+        assert not _linker._decide_nvjitlink_or_driver(), (
+            "cuda.core links with the driver's cuLink* in this process: cuda-shim's libnvJitLink.so.13 "
+            "was not found (is it built beside libcuda.so.1?)")
+        from cuda.pathfinder import load_nvidia_dynamic_lib
+
+        # The nvJitLink cuda.bindings calls (cuda.pathfinder's answer, cached) is the file mapped
+        # beside our libcuda.so.1. (NVIDIA's may be mapped later too: ours hands it LTO-IR.)
+        linker = os.path.realpath(load_nvidia_dynamic_lib("nvJitLink").abs_path)
+        drivers = _mapped("libcuda.so")
+        assert len(drivers) == 1 and linker in _mapped("libnvJitLink.so"), (drivers, linker)
+        assert os.path.dirname(linker) == os.path.dirname(drivers.pop()), (
+            f"the libnvJitLink.so.13 loaded is {linker}, not cuda-shim's: NVIDIA's makes SASS, which "
+            "cuda-shim cannot run (docs/kernels.md, 'Linking')")
 
 
 @cuda.jit

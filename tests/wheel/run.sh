@@ -50,7 +50,8 @@ echo "$(basename -- "$wheel")"
 import sys, zipfile
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 need = ["cuda_shim/__init__.py", "cuda_shim/pytest_plugin.py", "cuda_shim/lib/libcuda.so.1",
-        "cuda_shim/lib/libcudart.so.13", "cuda_shim/bin/cuda-shim", "cuda_shim/bin/cuda-shim-info"]
+        "cuda_shim/lib/libcudart.so.13", "cuda_shim/lib/libnvJitLink.so.13", "cuda_shim/bin/cuda-shim",
+        "cuda_shim/bin/cuda-shim-info"]
 missing = [n for n in need if n not in names]
 assert not missing, f"missing from the wheel: {missing}"
 # Zip files hold no symlinks: development names (libcuda.so) would be whole copies.
