@@ -10,7 +10,9 @@
 
 namespace cuda_shim::exec {
 
-// A slot holds the value's bits zero-extended to 64; readers take the low bits of their type.
+// A slot holds the value's bits, signed types sign-extended to 64 (cvt.s8.s16 into a 16-bit
+// register leaves the sign in its upper byte, as the GPU does); readers take the low bits of
+// their type.
 template <class T>
 inline T from_slot(uint64_t v) {
   if constexpr (std::is_same_v<T, float>) return std::bit_cast<float>(static_cast<uint32_t>(v));
@@ -22,6 +24,7 @@ inline uint64_t to_slot(T v) {
   if constexpr (std::is_same_v<T, float>) return std::bit_cast<uint32_t>(v);
   else if constexpr (std::is_same_v<T, double>) return std::bit_cast<uint64_t>(v);
   else if constexpr (std::is_same_v<T, bool>) return v ? 1 : 0;
+  else if constexpr (std::is_signed_v<T>) return static_cast<uint64_t>(static_cast<int64_t>(v));
   else return static_cast<std::make_unsigned_t<T>>(v);
 }
 

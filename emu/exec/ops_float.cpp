@@ -151,8 +151,9 @@ template <class T> struct Setp {
       if constexpr (std::is_same_v<T, float>) t = fp::compare(from_slot<T>(a[l * sa]), from_slot<T>(b[l * sb]), op, ftz);
       else t = fp::compare(from_slot<T>(a[l * sa]), from_slot<T>(b[l * sb]), op);
       const bool cv = c ? ((c[l * sc] & 1) != 0) != ((in.mod2 & kBoolNeg) != 0) : true;
-      p[l] = bool_op(in.mod2, t, cv);
+      // p|q naming one register: p is what it holds after (an H200 writes p last).
       if (q) q[l] = bool_op(in.mod2, !t, cv);
+      p[l] = bool_op(in.mod2, t, cv);
     });
   }
 };
@@ -267,8 +268,8 @@ void half_setp(Warp& w, const Insn& in, uint32_t m) {
   for_lanes(m, [&](unsigned l) {
     const bool t = fp::compare(h, static_cast<uint16_t>(w.get(in.op[1], l)), static_cast<uint16_t>(w.get(in.op[2], l)), op, ftz);
     const bool cv = in.op[3] != kNone ? ((w.get(in.op[3], l) & 1) != 0) != ((in.mod2 & kBoolNeg) != 0) : true;
-    w.set(in.op[0], l, bool_op(in.mod2, t, cv));
     if (in.op[4] != kNone) w.set(in.op[4], l, bool_op(in.mod2, !t, cv));
+    w.set(in.op[0], l, bool_op(in.mod2, t, cv));
   });
 }
 

@@ -166,8 +166,9 @@ template <class T> struct Setp {
     for_lanes(m, [&](unsigned l) {
       bool t = cmp_int<T>(op, from_slot<T>(a[l * sa]), from_slot<T>(b[l * sb]));
       bool cv = c ? ((c[l * sc] & 1) != 0) != ((in.mod2 & kBoolNeg) != 0) : true;
-      p[l] = bool_op(in.mod2, t, cv);
+      // p|q naming one register: p is what it holds after (an H200 writes p last).
       if (q) q[l] = bool_op(in.mod2, !t, cv);
+      p[l] = bool_op(in.mod2, t, cv);
     });
   }
 };

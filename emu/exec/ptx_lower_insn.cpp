@@ -297,6 +297,13 @@ Errc Lowerer::insn(const ast::Insn& a) {
   }
   if (op == "cvt") {
     TRY(need(2));
+    // cvt.f32.f32 (and the other same-type forms) without a rounding, .ftz or .sat changes no bit,
+    // NaN payloads included (an H200 keeps them): a move.
+    if (i.ty == i.ty2 && i.mod == 0 && i.flags == 0 && ty_float(i.ty)) {
+      i.op[0] = dst(ops[0]);
+      TRY(value(ops[1], i.ty, i.op[1], a.line));
+      return finish("mov");
+    }
     if (std::find(m.rest.begin(), m.rest.end(), ".satfinite") != m.rest.end()) i.mod2 |= 1;
     i.op[0] = dst(ops[0]);
     TRY(value(ops[1], i.ty2, i.op[1], a.line));
