@@ -389,12 +389,20 @@ bool run_block(Launch& L, uint32_t linear, Block& b, std::vector<uint8_t>& shm, 
     w.blocked = 0;
     w.fault = nullptr;
     w.cur = nullptr;
-    for (unsigned l = 0; l < kLanes; ++l) {
-      const uint32_t t = wi * kLanes + l;
-      w.tid[0][l] = t % L.block[0];
-      w.tid[1][l] = (t / L.block[0]) % L.block[1];
-      w.tid[2][l] = t / (L.block[0] * L.block[1]);
-      w.pcs[l] = k.begin;
+    if (L.block[1] == 1 && L.block[2] == 1) {  // one-dimensional blocks: no divisions
+      for (unsigned l = 0; l < kLanes; ++l) {
+        w.tid[0][l] = wi * kLanes + l;
+        w.tid[1][l] = w.tid[2][l] = 0;
+        w.pcs[l] = k.begin;
+      }
+    } else {
+      for (unsigned l = 0; l < kLanes; ++l) {
+        const uint32_t t = wi * kLanes + l;
+        w.tid[0][l] = t % L.block[0];
+        w.tid[1][l] = (t / L.block[0]) % L.block[1];
+        w.tid[2][l] = t / (L.block[0] * L.block[1]);
+        w.pcs[l] = k.begin;
+      }
     }
     w.frames.clear();
     w.reg_top = 0;

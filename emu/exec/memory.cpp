@@ -14,8 +14,6 @@
 namespace cuda_shim::exec {
 namespace {
 
-std::atomic<uint64_t> g_epoch{1};
-
 // Reserves address space nobody can map over: generic shared and local addresses land here.
 uintptr_t reserve(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -42,7 +40,7 @@ struct MemView::Keep {
   unsigned reported = 0;
 };
 
-MemView::MemView() : epoch_(g_epoch.fetch_add(1, std::memory_order_relaxed)), keep_(new Keep) {}
+MemView::MemView() : keep_(new Keep) {}
 MemView::~MemView() { delete keep_; }
 
 std::string MemView::take_reports() {
@@ -89,8 +87,8 @@ uint8_t* MemView::slow(uintptr_t a, unsigned n, bool write, std::string& why) {
     return nullptr;
   }
   if (keep_->ranges.empty() || keep_->ranges.back() != r) keep_->ranges.push_back(r);
-  Entry& e = cache_[(a >> 21) & (kWays - 1)];
-  e.epoch = epoch_;
+  Entry& e = cache_[next_];
+  next_ = (next_ + 1) % kWays;
   e.lo = lo, e.len = len, e.delta = delta, e.writable = writable;
   return reinterpret_cast<uint8_t*>(a + delta);
 }

@@ -44,6 +44,17 @@ template <class T> struct Arith3 {
     const fp::Rnd r = rnd(in.mod);
     const bool ftz = in.flags & kFtz, sat = in.flags & kSat;
     const uint8_t op = in.mod2;
+    if constexpr (std::is_same_v<T, float>) {
+      // Round to nearest, no flush or saturation (what compilers emit): the host's own operation;
+      // a NaN result is the canonical one, as fp::add and friends give it.
+      if (r == fp::Rnd::rn && !ftz && !sat) {
+        switch (op) {
+          case kAdd: return binary<T, T, T>(w, in, m, [](T a, T b) { return fp::canon(a + b); });
+          case kSub: return binary<T, T, T>(w, in, m, [](T a, T b) { return fp::canon(a - b); });
+          default: return binary<T, T, T>(w, in, m, [](T a, T b) { return fp::canon(a * b); });
+        }
+      }
+    }
     binary<T, T, T>(w, in, m, [=](T a, T b) -> T {
       if constexpr (std::is_same_v<T, float>) {
         return op == kAdd ? fp::add(a, b, r, ftz, sat) : op == kSub ? fp::sub(a, b, r, ftz, sat) : fp::mul(a, b, r, ftz, sat);

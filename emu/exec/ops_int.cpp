@@ -153,9 +153,31 @@ template <class T> struct Brev {
 };
 
 // setp/set on integers: op[0] p, op[1] a, op[2] b, op[3] c (boolean operand or kNone),
-// op[4] q (p|q: the complement) — combined with mod2's boolean operation.
+// op[4] q (p|q: the complement) — combined with mod2's boolean operation. The plain form (no c,
+// no q: what compilers emit) runs one comparison per lane with the operator chosen outside the
+// loop.
 template <class T> struct Setp {
+  template <class F>
+  static void plain(Warp& w, const Insn& in, uint32_t m, F f) {
+    binary<bool, T, T>(w, in, m, f);
+  }
   static void run(Warp& w, const Insn& in, uint32_t m) {
+    if (in.op[3] == kNone && in.op[4] == kNone) {
+      using U = std::make_unsigned_t<T>;
+      switch (static_cast<Cmp>(in.mod)) {
+        case Cmp::eq: return plain(w, in, m, [](T a, T b) { return a == b; });
+        case Cmp::ne: return plain(w, in, m, [](T a, T b) { return a != b; });
+        case Cmp::lt: return plain(w, in, m, [](T a, T b) { return a < b; });
+        case Cmp::le: return plain(w, in, m, [](T a, T b) { return a <= b; });
+        case Cmp::gt: return plain(w, in, m, [](T a, T b) { return a > b; });
+        case Cmp::ge: return plain(w, in, m, [](T a, T b) { return a >= b; });
+        case Cmp::lo: return plain(w, in, m, [](T a, T b) { return static_cast<U>(a) < static_cast<U>(b); });
+        case Cmp::ls: return plain(w, in, m, [](T a, T b) { return static_cast<U>(a) <= static_cast<U>(b); });
+        case Cmp::hi: return plain(w, in, m, [](T a, T b) { return static_cast<U>(a) > static_cast<U>(b); });
+        case Cmp::hs: return plain(w, in, m, [](T a, T b) { return static_cast<U>(a) >= static_cast<U>(b); });
+        default: break;
+      }
+    }
     unsigned sa, sb, sc = 0;
     const uint64_t* a = w.src(in.op[1], sa);
     const uint64_t* b = w.src(in.op[2], sb);
