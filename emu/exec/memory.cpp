@@ -20,6 +20,22 @@ uintptr_t reserve(size_t bytes) {
   return p == MAP_FAILED ? 0 : reinterpret_cast<uintptr_t>(p);
 }
 
+// What lies nearest to a faulting address (a fault is rare: a walk over every range is fine), as
+// compute-sanitizer's memcheck names it: the allocation just below or just above.
+std::string nearest(uintptr_t a) {
+  uintptr_t below_end = 0, below_base = 0, above = 0;
+  size_t below_size = 0, above_size = 0;
+  mem::AddressSpace::get().for_each([&](const mem::Range& r) {
+    if (r.base + r.size <= a && r.base + r.size > below_end) below_end = r.base + r.size, below_base = r.base, below_size = r.size;
+    if (r.base > a && (!above || r.base < above)) above = r.base, above_size = r.size;
+  });
+  if (below_end && (!above || a - below_end <= above - a))
+    return fmt::format(" (nearest: {} bytes after the end of the {}-byte allocation at {:#x})", a - below_end,
+                       below_size, below_base);
+  if (above) return fmt::format(" (nearest: {} bytes before the {}-byte allocation at {:#x})", above - a, above_size, above);
+  return "";
+}
+
 }  // namespace
 
 const Windows& windows() {
@@ -52,7 +68,7 @@ std::string MemView::take_reports() {
 uint8_t* MemView::slow(uintptr_t a, unsigned n, bool write, std::string& why) {
   mem::RangePtr r = mem::AddressSpace::get().find(a);
   if (!r) {
-    why = fmt::format("address {:#x} lies in no allocation", a);
+    why = fmt::format("address {:#x} lies in no allocation{}", a, nearest(a));
     return nullptr;
   }
   uintptr_t lo = r->base, len = r->size;
