@@ -87,6 +87,7 @@ struct State {
   std::vector<CUmodule> lib_modules;  // a library's, not the program's to unload
   std::vector<CUfunction> funcs;
   std::vector<CUkernel> kernels;
+  std::vector<CUlinkState> links;  // cuLinkCreate's
   std::set<unsigned> le_reserved;  // logical endpoint ids reserved
   std::vector<unsigned> le_ids;    // ids with an endpoint (created or imported)
   std::vector<void**> fatbins;   // registered with __cudaRegisterFatBinary

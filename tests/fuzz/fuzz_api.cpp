@@ -381,6 +381,7 @@ void cleanup() {
   drain();
   for (CUmodule m : S.modules) cuModuleUnload(m);
   for (CUlibrary l : S.libs) cuLibraryUnload(l);
+  for (CUlinkState l : S.links) cuLinkDestroy(l);
   for (void** f : S.fatbins) __cudaUnregisterFatBinary(f);
   for (const Mipmap& m : S.mipmaps) cuMipmappedArrayDestroy(m.h);
   for (CUmemoryPool p : S.pools) cuMemPoolDestroy(p);

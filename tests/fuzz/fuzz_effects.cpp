@@ -74,6 +74,8 @@ void module_gone(Call& c) {
 }
 void library_made(Call& c) { S.libs.push_back(c.out<CUlibrary>(0)); }
 void library_gone(Call& c) { destroyed(S.libs, c.arg<CUlibrary>(0)); }
+void link_made(Call& c) { S.links.push_back(c.out<CUlinkState>(3)); }
+void link_gone(Call& c) { destroyed(S.links, c.arg<CUlinkState>(0)); }
 void function_got(Call& c) { add_unique(S.funcs, c.out<CUfunction>(0)); }
 void kernel_got(Call& c) { add_unique(S.kernels, c.out<CUkernel>(0)); }
 void module_got(Call& c) {
@@ -170,6 +172,7 @@ const std::map<std::string, Effect> kDriver = {
     {"cuModuleLoadFatBinary", module_made}, {"cuModuleUnload", module_gone}, {"cuModuleGetFunction", function_got},
     {"cuModuleEnumerateFunctions", functions_got}, {"cuModuleGetGlobal", global},
     {"cuLibraryLoadData", library_made}, {"cuLibraryLoadFromFile", library_made}, {"cuLibraryUnload", library_gone},
+    {"cuLinkCreate", link_made}, {"cuLinkCreate_v2", link_made}, {"cuLinkDestroy", link_gone},
     {"cuLibraryGetKernel", kernel_got}, {"cuLibraryEnumerateKernels", kernels_got}, {"cuLibraryGetModule", module_got},
     {"cuLibraryGetGlobal", global}, {"cuLibraryGetManaged", global}, {"cuKernelGetFunction", function_got},
     {"cuFuncGetModule", module_got},

@@ -14,7 +14,7 @@
 
 namespace fz {
 
-enum class HK : uint8_t { none, ctx, stream, event, pool, extmem, extsem, array, mipmap, module, function, library, kernel };
+enum class HK : uint8_t { none, ctx, stream, event, pool, extmem, extsem, array, mipmap, module, function, library, kernel, link };
 template <class T>
 struct Kind {
   static constexpr HK k = HK::none;
@@ -42,6 +42,7 @@ FZ_KIND(CUmodule, module)
 FZ_KIND(CUfunction, function)
 FZ_KIND(CUlibrary, library)
 FZ_KIND(CUkernel, kernel)
+FZ_KIND(CUlinkState, link)
 #undef FZ_KIND
 
 // What a parameter's C++ type says about it.

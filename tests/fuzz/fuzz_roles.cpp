@@ -43,6 +43,14 @@ const std::map<std::pair<std::string, std::string>, Role> kOverride = {
     // a handful of ids, never an array
     {{"cuLogicalEndpointIdReserve", "count"}, Role::small}, {{"cuLogicalEndpointIdRelease", "count"}, Role::small},
     {{"cuLogicalEndpointQuery", "count"}, Role::small},
+    // the JIT linker's options: an array of numOptions (its values array has no rule: NULL, so a
+    // non-zero count is refused before either array is read)
+    {{"cuLinkCreate", "numOptions"}, Role::count}, {{"cuLinkCreate", "options"}, Role::in_array},
+    {{"cuLinkCreate_v2", "numOptions"}, Role::count}, {{"cuLinkCreate_v2", "options"}, Role::in_array},
+    {{"cuLinkAddData", "numOptions"}, Role::count}, {{"cuLinkAddData", "options"}, Role::in_array},
+    {{"cuLinkAddData_v2", "numOptions"}, Role::count}, {{"cuLinkAddData_v2", "options"}, Role::in_array},
+    {{"cuLinkAddFile", "numOptions"}, Role::count}, {{"cuLinkAddFile", "options"}, Role::in_array},
+    {{"cuLinkAddFile_v2", "numOptions"}, Role::count}, {{"cuLinkAddFile_v2", "options"}, Role::in_array},
     // host memory to pin
     {{"cuMemHostRegister", "p"}, Role::reg_host}, {{"cudaHostRegister", "ptr"}, Role::reg_host},
 };

@@ -167,6 +167,7 @@ void* handle(Call& c, HK k) {
     case HK::function: return pk.pick(S.funcs);
     case HK::library: return pk.pick(S.libs);
     case HK::kernel: return pk.pick(S.kernels);
+    case HK::link: return pk.pick(S.links);
     default: return pk.garbage();
   }
 }
