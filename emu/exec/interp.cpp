@@ -368,7 +368,7 @@ bool run_block(Launch& L, uint32_t linear, Block& b, std::vector<uint8_t>& shm, 
   std::fill(std::begin(b.red_all), std::end(b.red_all), 1u);
   std::fill(std::begin(b.red_any), std::end(b.red_any), 0u);
   if (shm.size() < L.shared_total) shm.resize(L.shared_total);
-  std::memset(shm.data(), 0, L.shared_total);
+  if (L.shared_total) std::memset(shm.data(), 0, L.shared_total);  // no shared memory: no buffer
   b.shared = shm.data();
   b.shared_size = L.shared_total;
   b.local_stride = L.local_stride;

@@ -234,15 +234,16 @@ T atomic_rmw(T* p, AtomOp op, T b, T c) {
     }
     default: break;
   }
+  using U = std::make_unsigned_t<T>;  // wrapping arithmetic: signed overflow is the GPU's wrap, not UB
   T old = ref.load(std::memory_order_relaxed);
   for (;;) {
     T nv;
     switch (op) {
-      case kAdd: nv = static_cast<T>(old + b); break;
+      case kAdd: nv = static_cast<T>(static_cast<U>(old) + static_cast<U>(b)); break;
       case kMin: nv = b < old ? b : old; break;
       case kMax: nv = b > old ? b : old; break;
-      case kInc: nv = old >= b ? T{0} : static_cast<T>(old + 1); break;
-      case kDec: nv = (old == 0 || old > b) ? b : static_cast<T>(old - 1); break;
+      case kInc: nv = old >= b ? T{0} : static_cast<T>(static_cast<U>(old) + 1u); break;
+      case kDec: nv = (old == 0 || old > b) ? b : static_cast<T>(static_cast<U>(old) - 1u); break;
       case kAnd: nv = static_cast<T>(old & b); break;
       case kOr: nv = static_cast<T>(old | b); break;
       default: nv = static_cast<T>(old ^ b); break;

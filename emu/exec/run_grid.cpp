@@ -33,7 +33,7 @@ Errc copy_params(const module::KernelDesc& k, const module::LaunchArgs& a, std::
     if (a.extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buf = a.extra[i + 1];
     if (a.extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = *static_cast<size_t*>(a.extra[i + 1]);
   }
-  if (buf) std::memcpy(out.data(), buf, std::min<size_t>(size, out.size()));
+  if (buf && !out.empty()) std::memcpy(out.data(), buf, std::min<size_t>(size, out.size()));
   return Errc::success;
 }
 

@@ -51,6 +51,13 @@ const std::map<std::pair<std::string, std::string>, Role> kOverride = {
     {{"cuLinkAddData_v2", "numOptions"}, Role::count}, {{"cuLinkAddData_v2", "options"}, Role::in_array},
     {{"cuLinkAddFile", "numOptions"}, Role::count}, {{"cuLinkAddFile", "options"}, Role::in_array},
     {{"cuLinkAddFile_v2", "numOptions"}, Role::count}, {{"cuLinkAddFile_v2", "options"}, Role::in_array},
+    {{"cuLinkCreate", "optionValues"}, Role::null}, {{"cuLinkCreate_v2", "optionValues"}, Role::null},
+    {{"cuLinkAddData", "optionValues"}, Role::null}, {{"cuLinkAddData_v2", "optionValues"}, Role::null},
+    {{"cuLinkAddFile", "optionValues"}, Role::null}, {{"cuLinkAddFile_v2", "optionValues"}, Role::null},
+    // the input's bytes: NULL (a pointer and a size the harness could not pair would be read past)
+    {{"cuLinkAddData", "data"}, Role::null}, {{"cuLinkAddData_v2", "data"}, Role::null},
+    {{"cuLinkAddFile", "path"}, Role::path}, {{"cuLinkAddFile_v2", "path"}, Role::path},
+    {{"cuLinkComplete", "cubinOut"}, Role::out8},
     // host memory to pin
     {{"cuMemHostRegister", "p"}, Role::reg_host}, {{"cudaHostRegister", "ptr"}, Role::reg_host},
 };
