@@ -73,12 +73,39 @@ uint8_t* resolve(Warp& w, Space s, uint64_t a, unsigned n, bool write, unsigned 
   return nullptr;
 }
 
+// One element, a relaxed atomic access where it is aligned (see global_access), else bytes (a
+// kernel parameter's unaligned field).
+template <class T>
+T load_elem(const uint8_t* p) {
+  if (reinterpret_cast<uintptr_t>(p) % sizeof(T) == 0)
+    return std::atomic_ref<T>(*reinterpret_cast<T*>(const_cast<uint8_t*>(p))).load(std::memory_order_relaxed);
+  T u;
+  std::memcpy(&u, p, sizeof u);
+  return u;
+}
+template <class T>
+void store_elem(uint8_t* p, uint64_t v) {
+  const T x = static_cast<T>(v);
+  if (reinterpret_cast<uintptr_t>(p) % sizeof(T) == 0)
+    std::atomic_ref<T>(*reinterpret_cast<T*>(p)).store(x, std::memory_order_relaxed);
+  else
+    std::memcpy(p, &x, sizeof x);
+}
+void store_bits(uint8_t* p, uint64_t v, unsigned n) {
+  switch (n) {
+    case 1: store_elem<uint8_t>(p, v); break;
+    case 2: store_elem<uint16_t>(p, v); break;
+    case 4: store_elem<uint32_t>(p, v); break;
+    default: store_elem<uint64_t>(p, v); break;
+  }
+}
+
 uint64_t load_bits(const uint8_t* p, unsigned n, bool sign) {
   switch (n) {
-    case 1: { int8_t s; uint8_t u; std::memcpy(&u, p, 1); s = static_cast<int8_t>(u); return sign ? static_cast<uint64_t>(int64_t{s}) : u; }
-    case 2: { uint16_t u; std::memcpy(&u, p, 2); return sign ? static_cast<uint64_t>(int64_t{static_cast<int16_t>(u)}) : u; }
-    case 4: { uint32_t u; std::memcpy(&u, p, 4); return sign ? static_cast<uint64_t>(int64_t{static_cast<int32_t>(u)}) : u; }
-    default: { uint64_t u; std::memcpy(&u, p, 8); return u; }
+    case 1: { uint8_t u = load_elem<uint8_t>(p); return sign ? static_cast<uint64_t>(int64_t{static_cast<int8_t>(u)}) : u; }
+    case 2: { uint16_t u = load_elem<uint16_t>(p); return sign ? static_cast<uint64_t>(int64_t{static_cast<int16_t>(u)}) : u; }
+    case 4: { uint32_t u = load_elem<uint32_t>(p); return sign ? static_cast<uint64_t>(int64_t{static_cast<int32_t>(u)}) : u; }
+    default: return load_elem<uint64_t>(p);
   }
 }
 
@@ -112,10 +139,7 @@ void st(Warp& w, const Insn& in, uint32_t m) {
     if (w.fault) return;
     uint8_t* p = resolve(w, in.space, lane_addr(w, in, l), n * v, true, l);
     if (!p) return;
-    for (unsigned i = 0; i < v; ++i) {
-      uint64_t x = w.get(in.op[i], l);
-      std::memcpy(p + i * n, &x, n);
-    }
+    for (unsigned i = 0; i < v; ++i) store_bits(p + i * n, w.get(in.op[i], l), n);
   });
 }
 // Global and generic loads and stores of one element per lane: most of a memory-bound
@@ -143,20 +167,22 @@ void global_access(Warp& w, const Insn& in, uint32_t m) {
     return;
   }
   const intptr_t delta = reinterpret_cast<intptr_t>(p0) - static_cast<intptr_t>(lo);
+  // Each element is a relaxed atomic access: device memory's plain loads and stores may race
+  // between blocks (other host threads) and processes, with the GPU's word-sized atomicity and no
+  // UB on the host; on x86 these are the same moves as memcpy.
   using T = std::conditional_t<N == 1, uint8_t, std::conditional_t<N == 2, uint16_t, std::conditional_t<N == 4, uint32_t, uint64_t>>>;
   if constexpr (Store) {
     unsigned sv;
     const uint64_t* v = w.src(in.op[0], sv);
     for_lanes(m, [&](unsigned l) {
       const T x = static_cast<T>(v[l * sv]);
-      std::memcpy(reinterpret_cast<uint8_t*>(base[l * sb] + off + delta), &x, N);
+      std::atomic_ref<T>(*reinterpret_cast<T*>(base[l * sb] + off + delta)).store(x, std::memory_order_relaxed);
     });
   } else {
     uint64_t* d = w.dst(in.op[0]);
     const bool sign = ty_signed(in.ty);
     for_lanes(m, [&](unsigned l) {
-      T x;
-      std::memcpy(&x, reinterpret_cast<const uint8_t*>(base[l * sb] + off + delta), N);
+      const T x = std::atomic_ref<T>(*reinterpret_cast<T*>(base[l * sb] + off + delta)).load(std::memory_order_relaxed);
       d[l] = sign ? static_cast<uint64_t>(static_cast<int64_t>(static_cast<std::make_signed_t<T>>(x))) : x;
     });
   }
