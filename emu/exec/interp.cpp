@@ -150,7 +150,6 @@ bool do_call(Warp& w, const Insn& in, uint32_t exec, uint32_t group, uint32_t& p
           fmt::format("call of '{}', which the module declares but does not define", fn.name));
     return false;
   }
-  Frame saved = w.frames.back();
   for_lanes(group, [&](unsigned l) { w.pcs[l] = pc + 1; });
   const uint32_t caller_alive = w.alive & ~exec;
   uint32_t pcs[kLanes];
@@ -162,7 +161,6 @@ bool do_call(Warp& w, const Insn& in, uint32_t exec, uint32_t group, uint32_t& p
   f.call_insn = pc;
   std::memcpy(f.caller_pcs, pcs, sizeof pcs);
   copy_args(w, cs, exec, w.frames[w.frames.size() - 2], f, false);
-  (void)saved;
   w.alive = exec;
   pc = fn.begin;
   return exec == group;  // a partial call leaves the others outside: same group continues
@@ -268,7 +266,6 @@ static void step(Warp& w) {
             break;
           }
           {
-            const uint32_t skipped = group & ~exec;
             const size_t depth = w.frames.size();
             do_call(w, in, exec, group, pc);
             if (w.fault) return;
@@ -276,7 +273,6 @@ static void step(Warp& w) {
               group = exec;
               others = 0;
               next = UINT32_MAX;
-              (void)skipped;
               continue;
             }
           }

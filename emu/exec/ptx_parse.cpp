@@ -183,6 +183,7 @@ class Parser {
     } while (depth > 0 && cur_.kind != T::end);
   }
   Errc decl(Decl& d, bool allow_init);
+  Errc declared_name(Decl& d);
   Errc initializer(Decl& d);
   Errc func(Module& m, bool kernel, bool external);
   Errc param_list(std::vector<Decl>& out);
@@ -201,6 +202,33 @@ Errc Parser::skip_statement() {
   while (cur_.kind != T::end && !is(';')) advance();
   if (cur_.kind == T::end) return bad("unexpected end of text");
   advance();
+  return Errc::success;
+}
+
+// name[<N>][[N]...]: a declaration's name, register count and array dimensions.
+Errc Parser::declared_name(Decl& d) {
+  if (cur_.kind != T::ident) return bad("expected a name in a declaration, found '{}'", cur_.text);
+  d.name = cur_.text;
+  advance();
+  if (is('<')) {
+    advance();
+    uint64_t n;
+    TRY(number(n));
+    d.count = static_cast<int64_t>(n);
+    TRY(expect('>'));
+  }
+  while (is('[')) {
+    advance();
+    if (is(']')) {
+      d.unsized = true;
+      advance();
+      continue;
+    }
+    uint64_t n;
+    TRY(number(n));
+    d.array = d.array ? d.array * n : n;
+    TRY(expect(']'));
+  }
   return Errc::success;
 }
 
@@ -236,28 +264,7 @@ Errc Parser::decl(Decl& d, bool allow_init) {
     }
     advance();
   }
-  if (cur_.kind != T::ident) return bad("expected a name in a declaration, found '{}'", cur_.text);
-  d.name = cur_.text;
-  advance();
-  if (is('<')) {
-    advance();
-    uint64_t n;
-    TRY(number(n));
-    d.count = static_cast<int64_t>(n);
-    TRY(expect('>'));
-  }
-  while (is('[')) {
-    advance();
-    if (is(']')) {
-      d.unsized = true;
-      advance();
-      continue;
-    }
-    uint64_t n;
-    TRY(number(n));
-    d.array = d.array ? d.array * n : n;
-    TRY(expect(']'));
-  }
+  TRY(declared_name(d));
   if (is('=')) {
     if (!allow_init) return bad("'{}' may not have an initializer here", d.name);
     advance();
@@ -398,23 +405,7 @@ Errc Parser::body(Func& f) {
         f.body.push_back(it);
         Decl d;
         d.space = it.decl.space, d.type = it.decl.type, d.align = it.decl.align, d.vec = it.decl.vec, d.line = cur_.line;
-        if (cur_.kind != T::ident) return bad("expected a name after ',', found '{}'", cur_.text);
-        d.name = cur_.text;
-        advance();
-        if (is('<')) {
-          advance();
-          uint64_t n;
-          TRY(number(n));
-          d.count = static_cast<int64_t>(n);
-          TRY(expect('>'));
-        }
-        while (is('[')) {
-          advance();
-          uint64_t n;
-          TRY(number(n));
-          d.array = d.array ? d.array * n : n;
-          TRY(expect(']'));
-        }
+        TRY(declared_name(d));
         it.decl = d;
       }
       TRY(expect(';'));
