@@ -68,11 +68,19 @@ Errc alloc_device(const std::shared_ptr<Context>& ctx, size_t bytes, const char*
   return Errc::success;
 }
 
+// A free waits for the work in flight before the range leaves the address space (cudaFree
+// synchronizes): kernels resolve their addresses through the address space when they run, so a
+// launch queued before the free must still find the range. Copies hold their ranges themselves.
+template <class Pred>
+RangePtr remove_when_idle(uintptr_t base, Pred pred) {
+  if (RangePtr r = AddressSpace::get().find(base); r && r->base == base && r->ctx && pred(*r)) r->ctx->synchronize();
+  return AddressSpace::get().remove_base(base, pred);
+}
+
 void free_owned(CUdeviceptr base) noexcept {
-  RangePtr r = AddressSpace::get().remove_base(base, [](const Range& x) { return x.module_owned; });
+  RangePtr r = remove_when_idle(base, [](const Range& x) { return x.module_owned; });
   if (!r) return;
   mem::uncharge(r->ordinal, r->accounted);
-  if (r->ctx) r->ctx->synchronize();  // as cuMemFree: work in flight may still use it
 }
 }  // namespace cuda_shim::mem
 
@@ -169,7 +177,7 @@ Errc cuMemFree_v2(CUdeviceptr dptr) noexcept {
   // Measured: freeing needs no current context (the allocation knows its own).
   TRY(Driver::get().require_init(api));
   if (dptr == 0) return Errc::success;  // measured: cuMemFree(0) is a no-op
-  RangePtr r = AddressSpace::get().remove_base(
+  RangePtr r = mem::remove_when_idle(
       dptr, [](const Range& x) { return !x.module_owned && ((x.kind == Kind::device && !x.ipc_opened) || x.kind == Kind::managed); });
   if (!r) {
     // Not a cuMemAlloc block: a stream-ordered allocation waits for the device's work, then frees.
@@ -181,9 +189,6 @@ Errc cuMemFree_v2(CUdeviceptr dptr) noexcept {
     return not_an_allocation(dptr, Kind::device, api, "dptr");
   }
   mem::uncharge(r->ordinal, r->accounted);
-  // cuMemFree synchronizes with work in flight; queued copies also hold the range, so
-  // the mapping outlives them either way.
-  if (r->ctx) r->ctx->synchronize();
   return Errc::success;
 }
 
@@ -260,9 +265,8 @@ Errc cuMemFreeHost(void* p) noexcept {
   auto v = reinterpret_cast<uintptr_t>(p);
   // Measured (H100, driver 580, difftest): a cuMemAlloc block handed to cuMemFreeHost is refused
   // with INVALID_VALUE and stays allocated (cuMemFree frees it afterwards); so is every other kind.
-  RangePtr r = AddressSpace::get().remove_base(v, [](const Range& x) { return x.kind == Kind::host_pinned; });
+  RangePtr r = mem::remove_when_idle(v, [](const Range& x) { return x.kind == Kind::host_pinned; });
   if (!r) return not_an_allocation(v, Kind::host_pinned, api, "p");
-  if (r->ctx) r->ctx->synchronize();
   return Errc::success;
 }
 
@@ -350,7 +354,7 @@ Errc cuMemHostUnregister(void* p) noexcept {
   TRY(require_context(api, ctx));
   if (!p) return fail(Errc::invalid_value, "{}: p is NULL", api);  // measured
   auto v = reinterpret_cast<uintptr_t>(p);
-  RangePtr r = AddressSpace::get().remove_base(v, [](const Range& x) { return x.kind == Kind::host_registered; });
+  RangePtr r = mem::remove_when_idle(v, [](const Range& x) { return x.kind == Kind::host_registered; });
   if (!r) {
     RangePtr o = AddressSpace::get().find(v);
     if (o && o->kind == Kind::host_registered)  // measured: an interior pointer is INVALID_VALUE
@@ -361,7 +365,6 @@ Errc cuMemHostUnregister(void* p) noexcept {
     return fail(Errc::host_memory_not_registered, "{}: p = {} is {}", api, p,
                 o ? mem::kind_name(o->kind) : "not registered host memory");
   }
-  if (r->ctx) r->ctx->synchronize();  // no copy may still read or write the user's pages
   return Errc::success;
 }
 

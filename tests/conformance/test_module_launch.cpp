@@ -7,7 +7,9 @@
 // tools/probe/run_module_probe.sh runs this test against the real driver too.
 // Launches that run a kernel succeed on both drivers, and what the kernel wrote is checked: the
 // emulator runs the fat binary's PTX (emu/exec/).
+#include <chrono>
 #include <thread>
+#include <vector>
 
 #include "module_common.hpp"
 
@@ -158,6 +160,47 @@ TEST_CASE("cuLaunchKernel without a current context is CUDA_ERROR_INVALID_CONTEX
   CUresult r = CUDA_SUCCESS;
   std::thread([&] { r = cuLaunchKernel(fx.ext, 1, 1, 1, 1, 1, 1, 0, nullptr, fx.args, nullptr); }).join();
   CHECK_CU(r, CUDA_ERROR_INVALID_CONTEXT);
+}
+
+// cuMemFree, cuMemFreeHost and cuMemHostUnregister wait for the work in flight before the memory
+// goes (cudaFree synchronizes): a kernel queued behind a slow host function still finds its
+// buffer. CuPy frees an array right after the launch that fills it (TestAllocatorDisabled).
+namespace {
+void CUDA_CB sleep_50ms(void*) { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }
+}  // namespace
+
+TEST_CASE("cuMemFree of a buffer a queued kernel writes waits for that kernel", "[launch][free]") {
+  conformance_primary_ctx();
+  LaunchFixture fx;
+  CUstream s = nullptr;
+  REQUIRE_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  for (int kind = 0; kind < 3; ++kind) {
+    INFO("buffer kind " << kind << " (0 cuMemAlloc, 1 cuMemAllocHost, 2 cuMemHostRegister)");
+    CUdeviceptr dst = 0;
+    void* host = nullptr;
+    std::vector<char> plain(4096);
+    if (kind == 0) REQUIRE_CU(cuMemAlloc(&dst, 4096), CUDA_SUCCESS);
+    if (kind == 1) REQUIRE_CU(cuMemAllocHost(&host, 4096), CUDA_SUCCESS);
+    if (kind == 2) {
+      host = plain.data();
+      REQUIRE_CU(cuMemHostRegister(host, 4096, 0), CUDA_SUCCESS);
+    }
+    if (host) dst = reinterpret_cast<CUdeviceptr>(host);
+    int n = 77 + kind;
+    void* args[2] = {&dst, &n};
+    REQUIRE_CU(cuLaunchHostFunc(s, sleep_50ms, nullptr), CUDA_SUCCESS);
+    REQUIRE_CU(cuLaunchKernel(fx.ext, 1, 1, 1, 32, 1, 1, 0, s, args, nullptr), kLaunched);
+    if (kind == 0) CHECK_CU(cuMemFree(dst), CUDA_SUCCESS);
+    if (kind == 1) CHECK_CU(cuMemFreeHost(host), CUDA_SUCCESS);
+    if (kind == 2) {
+      CHECK_CU(cuMemHostUnregister(host), CUDA_SUCCESS);
+      CHECK(*reinterpret_cast<int*>(host) == n);
+    }
+    CHECK_CU(cuStreamSynchronize(s), CUDA_SUCCESS);
+    CHECK_CU(cuCtxSynchronize(), CUDA_SUCCESS);
+  }
+  CHECK_CU(cuStreamDestroy(s), CUDA_SUCCESS);
+  context_still_works();
 }
 
 TEST_CASE("cuLaunchKernelEx with a cluster dimension", "[launch][cluster]") {
