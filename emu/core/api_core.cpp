@@ -418,6 +418,18 @@ Errc cuCtxGetId(CUcontext h, unsigned long long* ctxId) noexcept {
   return Errc::success;
 }
 
+// No profiler collects anything here; the driver's answers without one attached (measured on an
+// H200): NOT_INITIALIZED before cuInit, INVALID_CONTEXT without a current context, else
+// success, however often started or stopped.
+Errc cuProfilerStart() noexcept {
+  std::shared_ptr<Context> ctx;
+  return require_context("cuProfilerStart", ctx);
+}
+Errc cuProfilerStop() noexcept {
+  std::shared_ptr<Context> ctx;
+  return require_context("cuProfilerStop", ctx);
+}
+
 Errc cuCtxSynchronize() noexcept {
   std::shared_ptr<Context> ctx;
   TRY(require_context("cuCtxSynchronize", ctx));

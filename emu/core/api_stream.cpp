@@ -218,6 +218,13 @@ Errc cuStreamGetDevice_ptsz(CUstream h, CUdevice* d) noexcept {
   return stream_get(h, true, "cuStreamGetDevice", d, [&](Stream& s) { *d = s.ctx()->ordinal(); });
 }
 
+// Green contexts are not emulated: every stream belongs to an ordinary context, for which the
+// driver answers NULL (measured on an H200: the NULL, legacy, per-thread and created streams).
+// cuBLAS 13 asks in cublasCreate.
+Errc cuStreamGetGreenCtx(CUstream h, CUgreenCtx* g) noexcept {
+  return stream_get(h, false, "cuStreamGetGreenCtx", g, [&](Stream&) { *g = nullptr; });
+}
+
 Errc cuLaunchHostFunc(CUstream h, CUhostFn fn, void* u) noexcept { return host_func(h, fn, u, false, "cuLaunchHostFunc"); }
 Errc cuLaunchHostFunc_ptsz(CUstream h, CUhostFn fn, void* u) noexcept { return host_func(h, fn, u, true, "cuLaunchHostFunc"); }
 Errc cuStreamAddCallback(CUstream h, CUstreamCallback cb, void* u, unsigned int f) noexcept {

@@ -114,6 +114,16 @@ Errc cudaDeviceReset() noexcept {
   return Errc::success;
 }
 
+// No profiler is attached; the runtime makes its context current first, so both succeed.
+Errc cudaProfilerStart() noexcept {
+  RT_TRY(rt::context("cudaProfilerStart"));
+  return api::cuProfilerStart();
+}
+Errc cudaProfilerStop() noexcept {
+  RT_TRY(rt::context("cudaProfilerStop"));
+  return api::cuProfilerStop();
+}
+
 Errc cudaDeviceSynchronize() noexcept {
   std::shared_ptr<Context> ctx;
   RT_TRY(rt::context("cudaDeviceSynchronize", &ctx));

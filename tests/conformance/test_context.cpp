@@ -3,6 +3,8 @@
 
 #include "common.hpp"
 
+#include <cudaProfiler.h>
+
 TEST_CASE("primary context: retain returns the same handle and activates it", "[ctx]") {
   REQUIRE_CU(cuInit(0), CUDA_SUCCESS);
   CUcontext a = nullptr, b = nullptr;
@@ -115,4 +117,45 @@ TEST_CASE("cuCtxGetLimit with a value that is no CUlimit is CUDA_ERROR_INVALID_V
   CHECK_CU(cuCtxGetLimit(&v, static_cast<CUlimit>(0x7fff)), CUDA_ERROR_INVALID_VALUE);
   REQUIRE_CU(cuCtxGetLimit(&v, CU_LIMIT_STACK_SIZE), CUDA_SUCCESS);
   CHECK(v > 0);
+}
+
+// Measured on an H200 (driver 580), with no profiler attached: INVALID_CONTEXT on a thread
+// without a current context (a retained primary context is not enough), then success however
+// often started or stopped. numba-cuda's cuda.profiling() calls them.
+TEST_CASE("cuProfilerStart and cuProfilerStop need a current context, then succeed", "[ctx][profiler]") {
+  REQUIRE_CU(cuInit(0), CUDA_SUCCESS);
+  CUcontext c = nullptr;
+  REQUIRE_CU(cuDevicePrimaryCtxRetain(&c, 0), CUDA_SUCCESS);
+  CUresult start = CUDA_SUCCESS, stop = CUDA_SUCCESS;
+  std::thread([&] {
+    start = cuProfilerStart();
+    stop = cuProfilerStop();
+  }).join();
+  CHECK_CU(start, CUDA_ERROR_INVALID_CONTEXT);
+  CHECK_CU(stop, CUDA_ERROR_INVALID_CONTEXT);
+  REQUIRE_CU(cuCtxSetCurrent(c), CUDA_SUCCESS);
+  CHECK_CU(cuProfilerStart(), CUDA_SUCCESS);
+  CHECK_CU(cuProfilerStart(), CUDA_SUCCESS);
+  CHECK_CU(cuProfilerStop(), CUDA_SUCCESS);
+  CHECK_CU(cuProfilerStop(), CUDA_SUCCESS);
+  REQUIRE_CU(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
+}
+
+// Measured on an H200: an ordinary context's streams (NULL, legacy, per-thread, created) belong
+// to no green context: success and NULL. cuBLAS 13 asks in cublasCreate.
+TEST_CASE("cuStreamGetGreenCtx of an ordinary stream is NULL", "[ctx][stream]") {
+  REQUIRE_CU(cuInit(0), CUDA_SUCCESS);
+  CUcontext c = nullptr;
+  REQUIRE_CU(cuDevicePrimaryCtxRetain(&c, 0), CUDA_SUCCESS);
+  REQUIRE_CU(cuCtxSetCurrent(c), CUDA_SUCCESS);
+  CUstream s = nullptr;
+  REQUIRE_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  for (CUstream h : {static_cast<CUstream>(nullptr), s, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD}) {
+    CUgreenCtx g = reinterpret_cast<CUgreenCtx>(0x1234);
+    CHECK_CU(cuStreamGetGreenCtx(h, &g), CUDA_SUCCESS);
+    CHECK(g == nullptr);
+  }
+  CHECK_CU(cuStreamGetGreenCtx(s, nullptr), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuStreamDestroy(s), CUDA_SUCCESS);
+  REQUIRE_CU(cuDevicePrimaryCtxRelease(0), CUDA_SUCCESS);
 }
