@@ -352,7 +352,7 @@ extern "C" __attribute__((visibility("default"))) int cuShimLinkInputPtx(int typ
 }
 
 extern "C" __attribute__((visibility("default"))) int cuShimLinkPtx(const char* const* ptx, unsigned int n, int cc,
-                                                                    char** joined, size_t* joinedSize, void** image,
+                                                                    int maxRegisters, char** joined, size_t* joinedSize, void** image,
                                                                     size_t* imageSize) {
   const char* api = "cuShimLinkPtx";
   return cuda_shim::abi::driver_call(api, [&]() -> cuda_shim::Errc {
@@ -368,7 +368,7 @@ extern "C" __attribute__((visibility("default"))) int cuShimLinkPtx(const char* 
     }
     std::string text;
     std::vector<uint8_t> bin;
-    TRY(cuda_shim::module::link_ptx(inputs, cc, text, bin, api));
+    TRY(cuda_shim::module::link_ptx(inputs, cc, maxRegisters, text, bin, api));
     char* t = malloc_copy<char>(text.c_str(), text.size() + 1);
     void* b = malloc_copy<void>(bin.data(), bin.size());
     if (!t || !b) {

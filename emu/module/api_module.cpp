@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "abi/driver_api.hpp"
@@ -14,6 +15,7 @@
 #include "core/driver.hpp"
 #include "module/attributes.hpp"
 #include "module/module.hpp"
+#include "module/ptx_regs.hpp"
 
 namespace cuda_shim::api {
 namespace {
@@ -90,10 +92,25 @@ Errc module_load(CUmodule* pm, const void* image, size_t size, const char* api) 
   return Errc::success;
 }
 
-Errc check_jit_options(unsigned n, const void* opts, const void* vals, const char* api) {
+// JIT options: nothing to compile with them, but a register limit (CU_JIT_MAX_REGISTERS) is
+// what the loaded kernels then report; it goes to `max_regs` when asked for.
+Errc check_jit_options(unsigned n, const void* opts, const void* vals, const char* api, int* max_regs = nullptr) {
   if (n && (!opts || !vals))
     return fail(Errc::invalid_value, "{}: {} options given, but the option or value array is NULL", api, n);
+  for (unsigned i = 0; max_regs && i < n; ++i)
+    if (static_cast<const CUjit_option*>(opts)[i] == CU_JIT_MAX_REGISTERS)
+      *max_regs = static_cast<int>(static_cast<unsigned>(reinterpret_cast<uintptr_t>(static_cast<void* const*>(vals)[i])));
   return Errc::success;
+}
+
+// PTX text loaded with a register limit reads as if its kernels carried that .maxnreg; other
+// images (machine code, fat binaries) load as given.
+const void* with_register_limit(const void* image, size_t size, int max_regs, std::string& holder) {
+  if (max_regs <= 0 || !image || module::is_fatbin_wrapper(image) || module::is_fatbin(image) || module::is_elf(image))
+    return image;
+  const char* text = static_cast<const char*>(image);
+  holder = module::limit_registers({text, size ? strnlen(text, size) : std::strlen(text)}, max_regs);
+  return holder.c_str();
 }
 
 Errc library_load(CUlibrary* pl, const void* code, size_t size, unsigned nj, const void* jo, const void* jv,
@@ -101,8 +118,11 @@ Errc library_load(CUlibrary* pl, const void* code, size_t size, unsigned nj, con
   TRY(Driver::get().require_init(api));
   TRY(need(pl, api, "library"));
   TRY(need(code, api, "code"));
-  TRY(check_jit_options(nj, jo, jv, api));
+  int max_regs = 0;
+  TRY(check_jit_options(nj, jo, jv, api, &max_regs));
   TRY(check_jit_options(nl, lo, lv, api));
+  std::string limited;
+  if (const void* c = with_register_limit(code, size, max_regs, limited); c != code) code = c, size = limited.size() + 1;
   std::shared_ptr<Library> lib;
   TRY(module::load_library(code, size, api, lib));
   *pl = reinterpret_cast<CUlibrary>(lib.get());
@@ -158,8 +178,10 @@ Errc cuModuleLoadFatBinary(CUmodule* m, const void* fatCubin) noexcept {
   return module_load(m, fatCubin, 0, "cuModuleLoadFatBinary");
 }
 Errc cuModuleLoadDataEx(CUmodule* m, const void* image, unsigned int n, CUjit_option* opts, void** vals) noexcept {
-  TRY(check_jit_options(n, opts, vals, "cuModuleLoadDataEx"));
-  return module_load(m, image, 0, "cuModuleLoadDataEx");
+  int max_regs = 0;
+  TRY(check_jit_options(n, opts, vals, "cuModuleLoadDataEx", &max_regs));
+  std::string limited;
+  return module_load(m, with_register_limit(image, 0, max_regs, limited), 0, "cuModuleLoadDataEx");
 }
 Errc cuModuleLoad(CUmodule* m, const char* fname) noexcept {
   const char* api = "cuModuleLoad";

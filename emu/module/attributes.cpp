@@ -1,5 +1,6 @@
-// Kernel attributes. Values a GPU derives from the compiled code that the image does not
-// carry (registers of a PTX-only kernel) read 0 here; the rest follow the image and device.
+// Kernel attributes, from the image and the device. A PTX kernel's registers are an estimate
+// (ptx_regs.hpp): reported, but the block size a launch may use is not narrowed by it, since an
+// estimate above ptxas's count would refuse launches a GPU runs.
 #include "module/attributes.hpp"
 
 #include <algorithm>
@@ -13,7 +14,7 @@ int max_threads(const KernelDesc& k, const Device& d) {
   int bound = k.max_threads;
   if (k.reqntid[0]) bound = k.reqntid[0] * std::max(k.reqntid[1], 1) * std::max(k.reqntid[2], 1);
   // Registers bound it too: a block's threads share the SM's register file.
-  if (k.num_regs > 0) {
+  if (k.num_regs > 0 && !k.regs_estimated) {
     int by_regs = d.attribute(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK) / k.num_regs;
     by_regs = by_regs / 32 * 32;  // whole warps
     if (by_regs > 0) dev_max = std::min(dev_max, by_regs);

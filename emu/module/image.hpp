@@ -29,7 +29,9 @@ struct KernelDesc {
   std::string name;             // as in the image (mangled for C++)
   std::vector<Param> params;    // in ordinal order
   uint32_t param_bytes = 0;     // size of the parameter buffer
-  int num_regs = 0;             // registers per thread (cubin; 0 when unknown, e.g. PTX)
+  int num_regs = 0;             // registers per thread (a cubin's; PTX: estimated, ptx_regs.hpp)
+  bool regs_estimated = false;  // num_regs is an estimate (PTX): reported, never used to refuse a launch
+  int max_regs = 0;             // .maxnreg; 0: none
   uint32_t shared_bytes = 0;    // static shared memory
   uint32_t const_bytes = 0;     // user constant memory the kernel uses
   uint32_t local_bytes = 0;     // local memory (stack frame) per thread

@@ -24,6 +24,7 @@
 #include "module/image.hpp"
 #include "module/link.hpp"
 #include "module/module.hpp"
+#include "module/ptx_regs.hpp"
 
 namespace cuda_shim::module {
 namespace {
@@ -37,6 +38,7 @@ struct LinkState {
   size_t info_size = 0;
   char* error_log = nullptr;
   size_t error_size = 0;
+  int max_regs = 0;  // CU_JIT_MAX_REGISTERS given to cuLinkCreate: every kernel's limit
 };
 
 Registry<LinkState>& links() {
@@ -52,7 +54,9 @@ void log_to(char* buf, size_t size, const std::string& text) {
   buf[n] = 0;
 }
 
-Errc read_options(LinkState& s, unsigned n, CUjit_option* opts, void** vals, const char* api) {
+// Reads the options cuLinkCreate or cuLinkAddData was given; a register limit goes to `max_regs`
+// (the whole link's, or one input's).
+Errc read_options(LinkState& s, unsigned n, CUjit_option* opts, void** vals, int& max_regs, const char* api) {
   if (n && (!opts || !vals))
     return fail(Errc::invalid_value, "{}: {} options given, but the option or value array is NULL", api, n);
   for (unsigned i = 0; i < n; ++i) {
@@ -62,10 +66,11 @@ Errc read_options(LinkState& s, unsigned n, CUjit_option* opts, void** vals, con
       case CU_JIT_ERROR_LOG_BUFFER: s.error_log = static_cast<char*>(vals[i]); break;
       case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: s.error_size = reinterpret_cast<uintptr_t>(vals[i]); break;
       case CU_JIT_TARGET: s.cc = static_cast<int>(reinterpret_cast<uintptr_t>(vals[i])); break;
+      case CU_JIT_MAX_REGISTERS: max_regs = static_cast<int>(static_cast<unsigned>(reinterpret_cast<uintptr_t>(vals[i]))); break;
       default:
         if (opts[i] >= CU_JIT_NUM_OPTIONS)
           return fail(Errc::invalid_value, "{}: option {} is not a CUjit_option", api, static_cast<int>(opts[i]));
-        break;  // optimisation levels, register limits, caches: nothing to do without a JIT
+        break;  // optimisation levels, caches, ...: nothing to do without a JIT
     }
   }
   return Errc::success;
@@ -176,10 +181,11 @@ Errc link_input_ptx(int type, const void* data, size_t size, const char* name, i
 
 // The inputs joined into one PTX module, and a fat binary holding it for compute capability cc,
 // checked by the loaders' own parser.
-Errc link_ptx(const std::vector<std::string>& inputs, int cc, std::string& joined, std::vector<uint8_t>& image,
-              const char* api) {
+Errc link_ptx(const std::vector<std::string>& inputs, int cc, int max_regs, std::string& joined,
+              std::vector<uint8_t>& image, const char* api) {
   if (inputs.empty()) return fail(Errc::invalid_value, "{}: nothing was added to the link", api);
   joined = join(inputs);
+  if (max_regs > 0) joined = limit_registers(joined, max_regs);
   int version = 0;
   if (size_t at = joined.find(".version"); at != std::string::npos) {
     int a = 0, b = 0;
@@ -202,7 +208,7 @@ Errc cuLinkCreate_v2(unsigned int n, CUjit_option* opts, void** vals, CUlinkStat
   TRY(require_context(api, ctx));
   auto s = std::make_shared<LinkState>();
   s->cc = module::compute_capability(*ctx);
-  TRY(module::read_options(*s, n, opts, vals, api));
+  TRY(module::read_options(*s, n, opts, vals, s->max_regs, api));
   *out = reinterpret_cast<CUlinkState>(module::links().add_fresh(std::move(s)));
   return Errc::success;
 }
@@ -217,12 +223,14 @@ Errc cuLinkAddData_v2(CUlinkState h, CUjitInputType type, void* data, size_t siz
   TRY(module::lookup(h, api, s));
   TRY(need(data, api, "data"));
   std::lock_guard lk(s->m);
-  TRY(module::read_options(*s, n, opts, vals, api));
+  int max_regs = 0;  // this input's own limit
+  TRY(module::read_options(*s, n, opts, vals, max_regs, api));
   std::string ptx;
   if (Errc e = module::link_input_ptx(type, data, size, name, s->cc, ptx, api); e != Errc::success) {
     module::log_to(s->error_log, s->error_size, explanation());
     return e;
   }
+  if (max_regs > 0) ptx = module::limit_registers(ptx, max_regs);
   s->ptx.push_back(std::move(ptx));
   return Errc::success;
 }
@@ -255,7 +263,7 @@ Errc cuLinkComplete(CUlinkState h, void** image, size_t* size) noexcept {
   TRY(need(size, api, "sizeOut"));
   std::lock_guard lk(s->m);
   std::string joined;
-  if (Errc e = module::link_ptx(s->ptx, s->cc, joined, s->out, api); e != Errc::success) {
+  if (Errc e = module::link_ptx(s->ptx, s->cc, s->max_regs, joined, s->out, api); e != Errc::success) {
     module::log_to(s->error_log, s->error_size, explanation());
     return e;
   }

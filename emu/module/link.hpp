@@ -20,8 +20,9 @@ Errc link_input_ptx(int type, const void* data, size_t size, const char* name, i
 
 // Joins `inputs` into one PTX module (the newest .version, the first .target, the bodies in
 // order) and wraps it in a fat binary holding one PTX entry for cc, which the loaders' parser
-// must accept. Errc::invalid_value when there is no input.
-Errc link_ptx(const std::vector<std::string>& inputs, int cc, std::string& joined, std::vector<uint8_t>& image,
-              const char* api);
+// must accept. max_regs > 0 limits every kernel's registers (CU_JIT_MAX_REGISTERS, nvJitLink's
+// -maxrregcount) by a .maxnreg directive. Errc::invalid_value when there is no input.
+Errc link_ptx(const std::vector<std::string>& inputs, int cc, int max_regs, std::string& joined,
+              std::vector<uint8_t>& image, const char* api);
 
 }  // namespace cuda_shim::module

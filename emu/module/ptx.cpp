@@ -1,7 +1,7 @@
 // PTX text: what a driver learns before its JIT runs. Kernels (.entry) with their parameter
 // layout and performance directives, module variables with their initial bytes, and the
 // shared, local and constant memory a kernel declares. Register counts come from ptxas, which
-// does not run here: 0. Shared memory counts what the kernel's body declares or names at
+// does not run here: they are estimated (ptx_regs.hpp). Shared memory counts what the kernel's body declares or names at
 // module scope (not what the functions it calls use).
 #include <algorithm>
 #include <cmath>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "module/image_detail.hpp"
+#include "module/ptx_regs.hpp"
 
 namespace cuda_shim::module {
 namespace {
@@ -237,7 +238,19 @@ class Parser {
   Errc leaf(const Type& t, std::vector<uint8_t>& out);
   Errc dims3(int out[3], bool product, int* prod);
   Errc entry(Image& img);
+  void estimate(Image& img) const;
 };
+
+// What ptxas would report as each kernel's registers, within its .maxnreg.
+void Parser::estimate(Image& img) const {
+  std::unordered_map<std::string, int> regs = estimate_registers({s_, n_});
+  for (KernelDesc& k : img.kernels) {
+    auto it = regs.find(k.name);
+    if (it == regs.end()) continue;
+    k.num_regs = k.max_regs > 0 ? std::min(it->second, k.max_regs) : it->second;
+    k.regs_estimated = true;
+  }
+}
 
 Errc Parser::lex() {
   size_t i = 0;
@@ -487,7 +500,11 @@ Errc Parser::entry(Image& img) {
     else if (d == ".reqntid") TRY(dims3(k.reqntid, false, nullptr));
     else if (d == ".reqnctapercluster") TRY(dims3(k.cluster_dim, false, nullptr));
     else if (d == ".pragma") TRY(skip_statement());
-    else
+    else if (d == ".maxnreg" && tok().kind == Tok::number) {
+      uint64_t n = 0;
+      TRY(integer(n));
+      k.max_regs = static_cast<int>(std::min<uint64_t>(n, 255));
+    } else
       while (tok().kind == Tok::number || is(",")) ++i_;  // .minnctapersm 2, .maxnreg 40, .noreturn, ...
   }
   if (is(";")) {  // a declaration
@@ -642,6 +659,7 @@ Errc Parser::run(Image& img, Variant& variant) {
   }
   if (!version || !target) return bad(n_, "no .version or .target");
   for (KernelDesc& k : img.kernels) k.const_bytes = static_cast<uint32_t>(std::min<uint64_t>(const_bytes, UINT32_MAX));
+  estimate(img);
   // The cubin the JIT makes lists its kernels last one first, as nvcc's cubins do: keep that
   // order (module.hpp: the image's order).
   std::reverse(img.kernels.begin(), img.kernels.end());

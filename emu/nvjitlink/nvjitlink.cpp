@@ -39,6 +39,7 @@
 struct nvJitLink {
   std::mutex m;
   int cc = 0;                      // from -arch=sm_NN / compute_NN
+  int max_regs = 0;                // from -maxrregcount=N
   bool verbose = false;
   bool lto = false;                // -lto: LTO-IR inputs go through NVIDIA's nvJitLink (below)
   std::vector<std::string> options;  // as given, for NVIDIA's nvJitLink
@@ -184,7 +185,7 @@ nvJitLinkResult lto_to_ptx(nvJitLink* h, std::string& out) {
 // The options NVIDIA's library takes that change nothing when the result is PTX: accepted.
 bool ignored_option(std::string_view o) {
   static const char* const exact[] = {"-time", "-ptx", "-g", "-lineinfo", "-optimize-unused-variables", "-no-cache"};
-  static const char* const prefixed[] = {"-maxrregcount=", "-O", "-ftz=", "-prec-div=", "-prec-sqrt=", "-fma=",
+  static const char* const prefixed[] = {"-O", "-ftz=", "-prec-div=", "-prec-sqrt=", "-fma=",
                                          "-kernels-used=", "-variables-used=", "-Xptxas=", "-Xnvvm=",
                                          "-split-compile=", "-split-compile-extended=", "-jump-table-density=",
                                          "-device-stack-protector="};
@@ -225,6 +226,9 @@ nvJitLinkResult read_options(nvJitLink* h, uint32_t n, const char* const* option
       if (!known_arch(cc))
         return error(h, NVJITLINK_ERROR_UNRECOGNIZED_ARCH, "unrecognized architecture (" + arch + ")");
       h->cc = cc;
+    } else if (starts_with(o, "-maxrregcount=")) {
+      // Kept in the linked PTX as .maxnreg, so the kernels report at most that many registers.
+      h->max_regs = std::atoi(std::string(o.substr(14)).c_str());
     } else if (o == "-lto") {
       lto = true;
     } else if (o == "-verbose") {
@@ -337,8 +341,8 @@ nvJitLinkResult complete(nvJitLink* h) {
   char* joined = nullptr;
   void* image = nullptr;
   size_t joined_size = 0, image_size = 0;
-  int r = cuShimLinkPtx(texts.data(), static_cast<unsigned>(texts.size()), h->cc, &joined, &joined_size, &image,
-                        &image_size);
+  int r = cuShimLinkPtx(texts.data(), static_cast<unsigned>(texts.size()), h->cc, h->max_regs, &joined, &joined_size,
+                        &image, &image_size);
   if (r != CUDA_SUCCESS)
     return error(h, r == CUDA_ERROR_INVALID_VALUE ? NVJITLINK_ERROR_INVALID_INPUT : NVJITLINK_ERROR_PTX_COMPILE,
                  driver_why());

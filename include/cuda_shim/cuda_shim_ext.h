@@ -151,14 +151,15 @@ int cuShimSetFaults(const char *spec);
  *     the loaders would choose for cc); cubin, object and library inputs are machine code, refused
  *     with CUDA_ERROR_NOT_SUPPORTED. *ptx receives malloc'ed NUL-terminated text (free() it), *ptxSize
  *     its length without the NUL.
- *   cuShimLinkPtx: n PTX texts (each NUL-terminated) joined into one module: *joined the text,
+ *   cuShimLinkPtx: n PTX texts (each NUL-terminated) joined into one module, every kernel limited
+ *     to maxRegisters registers when it is > 0 (a .maxnreg directive): *joined the text,
  *     *image the fat binary holding it (both malloc'ed, free() them; sizes without / with every
  *     byte). CUDA_ERROR_INVALID_VALUE when n is 0.
  * Each returns a CUresult value; cuShimGetLastExplanation says why one failed. */
 int cuShimLinkInputPtx(int type, const void *data, size_t size, const char *name, int cc, char **ptx,
                        size_t *ptxSize);
-int cuShimLinkPtx(const char *const *ptx, unsigned int n, int cc, char **joined, size_t *joinedSize, void **image,
-                  size_t *imageSize);
+int cuShimLinkPtx(const char *const *ptx, unsigned int n, int cc, int maxRegisters, char **joined,
+                  size_t *joinedSize, void **image, size_t *imageSize);
 
 /* cuda-shim's version as MAJOR*10000 + MINOR*100 + PATCH. */
 int cuShimGetVersion(void);

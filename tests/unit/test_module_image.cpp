@@ -9,10 +9,12 @@
 #include <iterator>
 #include <memory>
 #include <random>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
 #include "module/image.hpp"
+#include "module/ptx_regs.hpp"
 
 namespace cuda_shim {
 // errc.cpp's recorder, without the driver's thread state.
@@ -126,10 +128,10 @@ void check_kernels(const Image& img, bool machine) {
     CHECK(k.const_bytes == 8);  // cvar, counted for every kernel of the module
     CHECK(k.reqntid[0] == 0);
     CHECK(k.cluster_dim[0] == 0);
-    if (machine) CHECK(k.num_regs > 0);
-    else CHECK(k.num_regs == 0);
+    CHECK(k.num_regs > 0);  // ptxas's, or estimated from the PTX
+    CHECK(k.regs_estimated == !machine);
   }
-  if (machine) CHECK(none.num_regs == 4);
+  CHECK(none.num_regs == 4);  // an empty kernel: ptxas's count, and the estimate's
 
   CHECK(img.globals.size() == 8);
   const GlobalDesc& d = global(img, "dvar");
@@ -301,7 +303,7 @@ TEST_CASE("fat binary: the entry a device of each compute capability runs") {
     CHECK(i.from_ptx);
     CHECK(i.arch == r.arch);
     CHECK(kernel(i, "k_which").shared_bytes == r.shared);
-    CHECK(i.kernels.at(0).num_regs == 0);
+    CHECK(i.kernels.at(0).regs_estimated);
   }
   CHECK(parse_n(ptx, ptx.size(), 70, img) == Errc::no_binary_for_gpu);
 }
@@ -556,4 +558,93 @@ TEST_CASE("damaged images: random bytes changed never crash the parser") {
     INFO(name << ": " << changed << " of 1500 refused");
     SUCCEED();
   }
+}
+
+// ---- register estimates (ptx_regs.hpp) ------------------------------------------------------
+namespace {
+
+// A kernel keeping `n` f64 accumulators across a loop, as numba-cuda's register test does.
+std::string accumulators(int n, const char* directives = "") {
+  std::string s = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry acc(.param .u64 out, .param .u32 k)";
+  s += directives;
+  s += "\n{\n.reg .pred %p<2>;\n.reg .b32 %r<4>;\n.reg .f64 %fd<" + std::to_string(2 * n + 2) + ">;\n.reg .b64 %rd<3>;\n";
+  for (int i = 0; i < n; ++i) s += "mov.f64 %fd" + std::to_string(i) + ", 0d3FF0000000000000;\n";
+  s += "ld.param.u32 %r1, [k];\nmov.u32 %r2, 0;\n$L_top:\n";
+  for (int i = 0; i < n; ++i) s += "mul.f64 %fd" + std::to_string(i) + ", %fd" + std::to_string(i) + ", %fd" + std::to_string(i) + ";\n";
+  s += "add.s32 %r2, %r2, 1;\nsetp.lt.u32 %p1, %r2, %r1;\n@%p1 bra $L_top;\n";
+  s += "mov.f64 %fd" + std::to_string(2 * n) + ", 0d0000000000000000;\n";
+  for (int i = 0; i < n; ++i) s += "add.f64 %fd" + std::to_string(2 * n) + ", %fd" + std::to_string(2 * n) + ", %fd" + std::to_string(i) + ";\n";
+  s += "ld.param.u64 %rd1, [out];\ncvta.to.global.u64 %rd2, %rd1;\nst.global.f64 [%rd2], %fd" + std::to_string(2 * n) + ";\nret;\n}\n";
+  return s;
+}
+
+int regs_of(const std::string& ptx) {
+  Image img;
+  REQUIRE(parse_ptx(ptx.c_str(), 0, img, kApi) == Errc::success);
+  REQUIRE(img.kernels.size() == 1);
+  CHECK(img.kernels[0].regs_estimated);
+  return img.kernels[0].num_regs;
+}
+
+}  // namespace
+
+TEST_CASE("PTX registers: values live across a loop count, 64-bit ones twice") {
+  // 20 f64 accumulators live around the loop: 40 registers, plus the counters and addressing.
+  int twenty = regs_of(accumulators(20));
+  CHECK(twenty >= 40);
+  CHECK(twenty <= 56);
+  // Half the accumulators, about half the registers; never below ptxas's floor of 8.
+  int ten = regs_of(accumulators(10));
+  CHECK(ten < twenty - 16);
+  CHECK(ten >= 20);
+  CHECK(regs_of(accumulators(0)) >= 8);
+  // An empty kernel: ptxas's 4.
+  CHECK(regs_of(".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry e()\n{\nret;\n}\n") == 4);
+}
+
+TEST_CASE("PTX registers: .maxnreg bounds the estimate; limit_registers writes it") {
+  CHECK(regs_of(accumulators(20, "\n.maxnreg 40")) == 40);
+  CHECK(regs_of(accumulators(2, "\n.maxnreg 40")) < 40);
+  std::string limited = limit_registers(accumulators(20), 38);
+  CHECK(limited.find(".maxnreg 38") != std::string::npos);
+  CHECK(regs_of(limited) == 38);
+  // An existing larger limit is lowered, a smaller one kept; declarations are left alone.
+  CHECK(regs_of(limit_registers(accumulators(20, "\n.maxnreg 200"), 30)) == 30);
+  std::string kept = limit_registers(accumulators(20, "\n.maxnreg 24"), 30);
+  CHECK(kept.find(".maxnreg 24") != std::string::npos);
+  CHECK(kept.find(".maxnreg 30") == std::string::npos);
+  std::string decl = ".version 8.0\n.target sm_80\n.extern .entry x(.param .u64 p);\n";
+  CHECK(limit_registers(decl, 30) == decl);
+}
+
+TEST_CASE("PTX registers: a call costs the calling convention's registers, and the callee's") {
+  const char* text = R"(.version 8.0
+.target sm_80
+.address_size 64
+.func (.param .b32 r) f(.param .b32 a)
+{
+.reg .b32 %r<40>;
+ld.param.b32 %r1, [a];
+add.s32 %r2, %r1, 1;
+st.param.b32 [r], %r2;
+ret;
+}
+.visible .entry k(.param .u64 out)
+{
+.reg .b32 %r<3>;
+.param .b32 a0;
+.param .b32 r0;
+st.param.b32 [a0], 1;
+call.uni (r0), f, (a0);
+ld.param.b32 %r1, [r0];
+ret;
+}
+)";
+  Image img;
+  REQUIRE(parse_ptx(text, 0, img, kApi) == Errc::success);
+  REQUIRE(img.kernels.size() == 1);
+  CHECK(img.kernels[0].num_regs == 24);
+  std::unordered_map<std::string, int> all = estimate_registers(text);
+  CHECK(all.size() == 2);
+  CHECK(all["f"] >= 8);
 }
