@@ -91,7 +91,7 @@ struct Grid {
 void worker(void* ctx, size_t) {
   Grid& g = *static_cast<Grid*>(ctx);
   Launch& L = *g.launch;
-  MemView mem;
+  MemView mem(L.stream_id);
   Block b;
   std::vector<uint8_t> shm, loc;
   Fault f;

@@ -117,6 +117,7 @@ struct Launch {
   std::atomic<bool> stop{false};
   int64_t deadline_ns = 0;     // CLOCK_MONOTONIC time past which the grid times out; 0: never
   std::string kernel_name;
+  uint64_t stream_id = 0;      // the stream it runs on (managed memory attached elsewhere is reported)
   // Device-side printf, gathered in order of completion and printed when the grid ends.
   std::string printf_out;
   std::atomic_flag printf_lock = ATOMIC_FLAG_INIT;

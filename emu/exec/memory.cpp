@@ -4,11 +4,13 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <vector>
 
 #include "memory/address_space.hpp"
+#include "memory/managed.hpp"
 #include "memory/pool.hpp"
 
 namespace cuda_shim::exec {
@@ -54,9 +56,35 @@ struct MemView::Keep {
   std::vector<mem::RangePtr> ranges;
   std::string reports;
   unsigned reported = 0;
+  std::vector<uintptr_t> managed_reported;  // managed allocations already reported by this view
+
+  // At most 8 lines per host thread and launch: a kernel repeats its mistakes in every thread.
+  template <class... A>
+  void report(fmt::format_string<A...> f, A&&... a) {
+    if (reported >= 8) return;
+    ++reported;
+    reports += fmt::format(f, std::forward<A>(a)...);
+    reports += '\n';
+  }
 };
 
-MemView::MemView() : keep_(new Keep) {}
+namespace {
+// The programming guide's rule for cuStreamAttachMemAsync: managed memory attached to the host or
+// to one stream is for that stream's work only; "accessing memory on the device from streams that
+// are not associated with it will produce undefined results". A GPU with concurrent managed
+// access lets the access through, and so does this, after saying so.
+std::string attachment_breach(const mem::Range& r, uint64_t stream_id) {
+  unsigned flags = 0;
+  uint64_t attached = 0;
+  mem::attachment_of(r, flags, attached);
+  if (flags == CU_MEM_ATTACH_HOST) return "attached to the host (CU_MEM_ATTACH_HOST)";
+  if (flags == CU_MEM_ATTACH_SINGLE && attached != stream_id)
+    return fmt::format("attached to stream {} (CU_MEM_ATTACH_SINGLE)", attached);
+  return {};
+}
+}  // namespace
+
+MemView::MemView(uint64_t stream_id) : stream_id_(stream_id), keep_(new Keep) {}
 MemView::~MemView() { delete keep_; }
 
 std::string MemView::take_reports() {
@@ -77,12 +105,22 @@ uint8_t* MemView::slow(uintptr_t a, unsigned n, bool write, std::string& why) {
     mem::PoolAlloc al;
     if (r->pool->lookup(a, al)) {
       lo = al.base, len = al.size;
-    } else if (keep_->reported < 8) {
+    } else {
       // The window stays mapped after a stream-ordered free, so a GPU reads on: report, as
       // compute-sanitizer would, and let the access through.
-      ++keep_->reported;
-      keep_->reports += fmt::format("{} {:#x}, in {} but in none of its live allocations (freed in stream order?)\n",
-                                    write ? "write to" : "read of", a, r->pool->describe());
+      keep_->report("{} {:#x}, in {} but in none of its live allocations (freed in stream order?)",
+                    write ? "write to" : "read of", a, r->pool->describe());
+    }
+  }
+  if (r->kind == mem::Kind::managed && r->managed) {
+    auto& seen = keep_->managed_reported;
+    if (std::find(seen.begin(), seen.end(), r->base) == seen.end()) {
+      if (std::string why = attachment_breach(*r, stream_id_); !why.empty()) {
+        seen.push_back(r->base);
+        keep_->report("{} {:#x}, in the {}-byte managed allocation at {:#x} {}, from a kernel on stream {}: undefined "
+                      "on a GPU (cuStreamAttachMemAsync it to this stream, or to CU_MEM_ATTACH_GLOBAL)",
+                      write ? "write to" : "read of", a, r->size, r->base, why, stream_id_);
+      }
     }
   }
   if (a - lo >= len || n > len - (a - lo)) {

@@ -23,7 +23,8 @@ class MemView {
  public:
   // One per host thread and launch: translations never outlive the launch (allocations may
   // change between launches).
-  MemView();
+  // stream_id: the launch's stream (cuStreamAttachMemAsync associations are checked against it).
+  explicit MemView(uint64_t stream_id = 0);
   ~MemView();
   MemView(const MemView&) = delete;
   MemView& operator=(const MemView&) = delete;
@@ -55,6 +56,7 @@ class MemView {
   // One MemView per host thread and launch (interp's block runner owns it).
   Entry cache_[kWays];
   unsigned next_ = 0;  // the entry the next miss replaces (round robin)
+  uint64_t stream_id_ = 0;
   struct Keep;
   Keep* keep_;  // ranges this view translated: kept mapped while the view lives
 };

@@ -392,10 +392,14 @@ void stream_destroyed(const std::shared_ptr<Stream>& s) {
 Errc attachment(uintptr_t p, unsigned& flags, uint64_t& stream_id) {
   RangePtr r;
   TRY(managed_range(p, 1, "cuShimGetManagedAttachment", "ptr", r));
-  std::lock_guard lk(tr().m);
-  flags = r->managed->flags;
-  stream_id = r->managed->stream_id;
+  attachment_of(*r, flags, stream_id);
   return Errc::success;
+}
+
+void attachment_of(const Range& r, unsigned& flags, uint64_t& stream_id) {
+  std::lock_guard lk(tr().m);
+  flags = r.managed ? r.managed->flags : CU_MEM_ATTACH_GLOBAL;
+  stream_id = r.managed ? r.managed->stream_id : 0;
 }
 
 void on_stream_busy(const Stream& s) {

@@ -66,6 +66,8 @@ void stream_destroyed(const std::shared_ptr<Stream>& s);
 void forget_managed(const ManagedState& st) noexcept;
 // The association as it is now (cuShimGetManagedAttachment).
 Errc attachment(uintptr_t p, unsigned& flags, uint64_t& stream_id);
+// The same for a managed range already found (the kernel engine's check of each allocation).
+void attachment_of(const Range& r, unsigned& flags, uint64_t& stream_id);
 
 // Stream busy/idle transitions (core/stream.cpp): recompute which managed memory host code may
 // touch, on devices without concurrent managed access (hooks installed with the first such memory).
