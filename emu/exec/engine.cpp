@@ -2,6 +2,7 @@
 // one at a time from a shared counter by the host threads of core/parallel's pool, each with its
 // own view of global memory and its own shared and local memory, reused block after block.
 #include "exec/engine.hpp"
+#include "exec/racecheck.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -92,7 +93,9 @@ void worker(void* ctx, size_t) {
   Grid& g = *static_cast<Grid*>(ctx);
   Launch& L = *g.launch;
   MemView mem(L.stream_id);
+  Racecheck race;
   Block b;
+  b.race = L.racecheck ? &race : nullptr;
   std::vector<uint8_t> shm, loc;
   Fault f;
   for (;;) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "exec/builtins.hpp"
+#include "exec/racecheck.hpp"
 
 namespace cuda_shim::exec {
 namespace {
@@ -81,6 +82,7 @@ bool release_barriers(Block& b) {
     }
     any = true;
   }
+  if (any && b.race) b.race->barrier();
   return any;
 }
 
@@ -367,6 +369,7 @@ bool run_block(Launch& L, uint32_t linear, Block& b, std::vector<uint8_t>& shm, 
   if (L.shared_total) std::memset(shm.data(), 0, L.shared_total);  // no shared memory: no buffer
   b.shared = shm.data();
   b.shared_size = L.shared_total;
+  if (b.race) b.race->reset(L.shared_total);
   b.local_stride = L.local_stride;
   const size_t lbytes = size_t{b.threads} * L.local_stride;
   if (loc.size() < lbytes) loc.resize(lbytes);

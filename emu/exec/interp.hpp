@@ -47,6 +47,7 @@ struct Frame {
 };
 
 struct Block;
+class Racecheck;
 
 struct Warp {
   Launch* launch = nullptr;
@@ -104,6 +105,7 @@ struct Block {
   uint32_t red_popc[16] = {}, red_all[16] = {}, red_any[16] = {};
   uint32_t res_popc[16] = {}, res_all[16] = {}, res_any[16] = {};
   MemView* mem = nullptr;       // the host thread's view of global memory
+  Racecheck* race = nullptr;    // CUDA_SHIM_STRICT: the host thread's shared-memory race check
 };
 
 struct Launch {
@@ -117,6 +119,7 @@ struct Launch {
   std::atomic<bool> stop{false};
   int64_t deadline_ns = 0;     // CLOCK_MONOTONIC time past which the grid times out; 0: never
   std::string kernel_name;
+  bool racecheck = false;      // CUDA_SHIM_STRICT: shared-memory races are reported (racecheck.hpp)
   uint64_t stream_id = 0;      // the stream it runs on (managed memory attached elsewhere is reported)
   // Device-side printf, gathered in order of completion and printed when the grid ends.
   std::string printf_out;

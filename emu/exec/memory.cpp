@@ -87,6 +87,8 @@ std::string attachment_breach(const mem::Range& r, uint64_t stream_id) {
 MemView::MemView(uint64_t stream_id) : stream_id_(stream_id), keep_(new Keep) {}
 MemView::~MemView() { delete keep_; }
 
+void MemView::report(const std::string& line) { keep_->report("{}", line); }
+
 std::string MemView::take_reports() {
   std::string r;
   r.swap(keep_->reports);

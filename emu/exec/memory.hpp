@@ -44,6 +44,8 @@ class MemView {
   }
   // Reports collected during the launch (use of memory freed in stream order, ...), one line each.
   std::string take_reports();
+  // Adds one (at most 8 per view: a kernel repeats its mistakes in every thread).
+  void report(const std::string& line);
 
  private:
   static constexpr unsigned kWays = 8;

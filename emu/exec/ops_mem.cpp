@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "exec/ops.hpp"
+#include "exec/racecheck.hpp"
 
 namespace cuda_shim::exec {
 namespace {
@@ -31,7 +32,7 @@ const char* space_name(Space s) {
 }
 
 // The host address of n bytes at a in space s for lane l, or null after raising the fault.
-uint8_t* resolve(Warp& w, Space s, uint64_t a, unsigned n, bool write, unsigned l) {
+uint8_t* resolve(Warp& w, Space s, uint64_t a, unsigned n, bool write, unsigned l, bool atomic = false) {
   Block& b = *w.block;
   const Windows& win = windows();
   if (s == Space::generic) {
@@ -47,6 +48,7 @@ uint8_t* resolve(Warp& w, Space s, uint64_t a, unsigned n, bool write, unsigned 
   switch (s) {
     case Space::shared:
       if (a >= b.shared_size || n > b.shared_size - a) break;
+      if (b.race && !atomic) [[unlikely]] b.race->access(w, l, a, n, write);
       return b.shared + a;
     case Space::local: case Space::fparam: {
       if (a >= b.local_stride || n > b.local_stride - a) break;
@@ -202,7 +204,7 @@ void shared_access(Warp& w, const Insn& in, uint32_t m) {
     const uint64_t a = base[l * sb] + off;
     bad |= (a & (N - 1)) | (a + N > size ? 1 : 0) | (a >= size ? 1 : 0);
   });
-  if (bad) {  // the general path names the fault
+  if (bad || w.block->race) {  // the general path names the fault, and checks races
     if (Store) st(w, in, m);
     else ld(w, in, m);
     return;
@@ -299,7 +301,7 @@ struct Atom {
     const auto op = static_cast<AtomOp>(in.mod);
     for_lanes(m, [&](unsigned l) {
       if (w.fault) return;
-      uint8_t* p = resolve(w, in.space, lane_addr(w, in, l), sizeof(T), true, l);
+      uint8_t* p = resolve(w, in.space, lane_addr(w, in, l), sizeof(T), true, l, /*atomic=*/true);
       if (!p) return;
       T b = from_slot<T>(w.get(in.op[1], l));
       T r;

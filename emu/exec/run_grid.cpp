@@ -71,6 +71,7 @@ Errc enqueue_grid(module::Module& m, const module::KernelDesc& k, const module::
   L->local_stride = local_stride(*p, p->funcs[kernel], *st->ctx());
   L->kernel_name = k.name;
   L->stream_id = st->id();
+  L->racecheck = Config::get().strict != 0;
   TRY(copy_params(k, a, L->params, api));
   std::shared_ptr<Context> ctx = st->ctx_ptr();
   st->enqueue([L, p, ctx] {

@@ -112,3 +112,83 @@ def test_pool_memory_freed_in_stream_order_is_reported(kernel, capfd):
     assert "freed in stream order" in capfd.readouterr().err
     ok(cu.cuMemFreeAsync(keep, a))
     ok(cu.cuStreamSynchronize(a))
+
+
+# Each thread stores its index to s[tid], then reads the word of the thread 32 further on (the
+# other warp): without the barrier that read races with the other warp's store.
+RACE = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry {name}(.param .u64 out)
+{{
+  .shared .align 4 .b8 s[256];
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<6>;
+  mov.u32 %r1, %tid.x;
+  shl.b32 %r2, %r1, 2;
+  mov.u32 %r3, s;
+  add.s32 %r4, %r3, %r2;
+  st.shared.u32 [%r4], %r1;
+  {barrier}
+  add.s32 %r5, %r1, 32;
+  and.b32 %r5, %r5, 63;
+  shl.b32 %r5, %r5, 2;
+  add.s32 %r6, %r3, %r5;
+  ld.shared.u32 %r7, [%r6];
+  ld.param.u64 %rd1, [out];
+  cvta.to.global.u64 %rd2, %rd1;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  st.global.u32 [%rd4], %r7;
+  ret;
+}}
+"""
+
+RACE_CHILD = r"""
+import ctypes, sys
+from cuda.bindings import driver as cu
+cu.cuInit(0)
+_, dev = cu.cuDeviceGet(0)
+_, ctx = cu.cuDevicePrimaryCtxRetain(dev)
+cu.cuCtxSetCurrent(ctx)
+src = sys.argv[1].encode() + b"\0"
+err, mod = cu.cuModuleLoadData(src)
+assert err == 0, err
+_, out = cu.cuMemAlloc(64 * 4)
+for name in ("racy", "fenced"):
+    _, fn = cu.cuModuleGetFunction(mod, name.encode())
+    p = ctypes.c_uint64(int(out))
+    args = (ctypes.c_void_p * 1)(ctypes.addressof(p))
+    assert cu.cuLaunchKernel(fn, 1, 1, 1, 64, 1, 1, 0, 0, ctypes.addressof(args), 0)[0] == 0
+    assert cu.cuCtxSynchronize()[0] == 0
+    host = (ctypes.c_uint32 * 64)()
+    assert cu.cuMemcpyDtoH(host, out, 64 * 4)[0] == 0
+    if name == "fenced":  # the racy kernel's values are whatever the race left
+        assert list(host) == [(t + 32) % 64 for t in range(64)], list(host)
+print("done")
+"""
+
+
+@pytest.mark.parametrize("strict", ["1", None])
+def test_shared_memory_race_is_reported_under_strict(strict):
+    import os
+    import subprocess
+    import sys
+    src = RACE.format(name="racy", barrier="") + RACE.format(name="fenced", barrier="bar.sync 0;").split(
+        ".address_size 64", 1)[1]
+    env = dict(os.environ)
+    env.pop("CUDA_SHIM_STRICT", None)
+    if strict:
+        env["CUDA_SHIM_STRICT"] = strict
+    r = subprocess.run([sys.executable, "-c", RACE_CHILD, src], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "done" in r.stdout
+    races = [l for l in r.stderr.splitlines() if "shared-memory race" in l]
+    if not strict:
+        assert races == []
+        return
+    # One report: the racy kernel's store/load pair (lines of the PTX), none for the fenced one.
+    assert len(races) == 1, r.stderr
+    assert "kernel 'racy'" in r.stderr and "kernel 'fenced'" not in r.stderr
+    assert "read after write" in races[0] or "write after read" in races[0]
