@@ -527,8 +527,15 @@ Errc Parser::operand(Operand& o, bool) {
     }
     return Errc::success;
   }
+  // A sign the lexer kept apart (right after the opcode: `bar.warp.sync -1;`, as CuPy's
+  // kernels write it) belongs to the number.
+  std::string signed_text;
+  if (is('-') && peek().kind == T::num && cur_.text.size() == 1) {
+    advance();
+    signed_text = "-" + std::string(cur_.text);
+  }
   if (cur_.kind == T::num) {
-    std::string_view t = cur_.text;
+    std::string_view t = signed_text.empty() ? cur_.text : std::string_view(signed_text);
     std::string_view u = (t[0] == '-' || t[0] == '+') ? t.substr(1) : t;
     bool neg = t[0] == '-';
     if (u.size() > 2 && u[0] == '0' && (u[1] == 'f' || u[1] == 'F' || u[1] == 'd' || u[1] == 'D')) {

@@ -133,3 +133,19 @@ TEST_CASE("debug sections, .loc and .file do not disturb the reader", "[exec][pt
   REQUIRE(m.funcs.size() == 1);
   CHECK(m.funcs[0].body.size() == 1);
 }
+
+TEST_CASE("a signed immediate right after the opcode is one operand", "[exec][ptx]") {
+  // CuPy's scan kernels write the full member mask as -1; NVIDIA's JIT takes it.
+  ast::Module m;
+  const char* t = ".version 8.0\n.target sm_90\n.address_size 64\n.entry k()\n{\nbar.warp.sync \t-1;\n"
+                  "bar.warp.sync -0x1;\nret;\n}\n";
+  REQUIRE(ast::parse(t, m, "t") == Errc::success);
+  REQUIRE(m.funcs.size() == 1);
+  REQUIRE(m.funcs[0].body.size() == 3);
+  for (int i = 0; i < 2; ++i) {
+    const ast::Insn& in = m.funcs[0].body[i].in;
+    REQUIRE(in.ops.size() == 1);
+    CHECK(in.ops[0].kind == ast::Operand::imm);
+    CHECK(in.ops[0].bits == ~uint64_t{0});
+  }
+}
