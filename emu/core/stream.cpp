@@ -1,5 +1,7 @@
 #include "core/stream.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <thread>
 #include <utility>
@@ -9,6 +11,7 @@
 #include "core/context.hpp"
 #include "core/device_support.hpp"
 #include "core/events.hpp"
+#include "core/parallel.hpp"
 
 namespace cuda_shim {
 namespace {
@@ -20,6 +23,18 @@ std::condition_variable& g_progress_cv = *new std::condition_variable;
 std::atomic<int> g_waiters{0};
 std::atomic<uint64_t> g_next_stream_id{1};
 
+// How long an idle stream worker waits for more work before it ends. Back-to-back launches and
+// copies then reuse the thread (a new thread cost about 15 us of every launch + synchronize).
+constexpr auto kLinger = std::chrono::milliseconds(2);
+
+// Counts fork()s: a forked child has no worker threads, whatever its copy of a stream says.
+std::atomic<uint64_t> g_fork_gen{0};
+uint64_t fork_generation() {
+  static std::once_flag hook;
+  std::call_once(hook, [] { pthread_atfork(nullptr, nullptr, [] { g_fork_gen.fetch_add(1); }); });
+  return g_fork_gen.load(std::memory_order_relaxed);
+}
+
 }  // namespace
 
 void notify_progress() {
@@ -28,9 +43,33 @@ void notify_progress() {
   g_progress_cv.notify_all();
 }
 
+void relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Polls `pred` for up to `us` microseconds. A short wait ends sooner polled than asleep: waking a
+// sleeping thread costs tens of microseconds on a virtual machine, more than a short kernel runs.
+// NVIDIA's driver polls too (CU_CTX_SCHED_AUTO spins while the host has cores to spare).
+template <class Pred>
+bool poll(Pred pred, int us) {
+  if (par::threads() < 2) return pred();  // one core: spinning only delays the thread we wait for
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (pred()) return true;
+      relax();
+    }
+    if (std::chrono::steady_clock::now() >= until) return pred();
+  }
+}
+
 template <class Pred>
 void wait_progress(Pred pred) {
-  if (pred()) return;
+  if (poll(pred, 50)) return;
   g_waiters.fetch_add(1);
   {
     std::unique_lock lk(g_progress_m);
@@ -108,7 +147,7 @@ uint64_t Stream::enqueue(std::function<void()> fn, std::vector<Dep> deps, bool i
   }
   std::unique_lock lk(m_);
   uint64_t seq = submitted_.load(std::memory_order_relaxed) + 1;
-  bool ready = inline_ok && (!queue_ || queue_->empty()) && !worker_active_ &&
+  bool ready = inline_ok && (!queue_ || queue_->empty()) && worker_ != Worker::running &&
                completed_.load() == seq - 1;
   if (ready)
     for (auto& d : deps)
@@ -134,11 +173,24 @@ uint64_t Stream::enqueue(std::function<void()> fn, std::vector<Dep> deps, bool i
   }
   if (!queue_) queue_.emplace();
   queue_->push_back(Op{seq, std::move(fn), std::move(deps), counted, op});
-  if (!worker_active_) {
-    worker_active_ = true;
+  const uint64_t gen = fork_generation();
+  bool wake = false;
+  if (worker_ == Worker::lingering && worker_fork_ == gen) {
+    worker_ = Worker::running;
+    wake = true;
+  } else if (worker_ != Worker::running || worker_fork_ != gen) {
+    worker_ = Worker::running;
+    worker_fork_ = gen;
     std::thread([self = shared_from_this()] { self->worker_loop(); }).detach();
   }
   lk.unlock();
+  if (wake) {
+    {
+      std::lock_guard g(linger_m_);  // pairs with the worker's check of wake_gen_
+      wake_gen_.fetch_add(1, std::memory_order_relaxed);
+    }
+    linger_cv_.notify_one();
+  }
   if (on & ev::kOpQueued) [[unlikely]]
     ev::op_queued.call(*this);
   return seq;
@@ -158,19 +210,37 @@ void Stream::finish(uint64_t seq) {
   notify_progress();
 }
 
+// The queue is empty (m_ held): waits up to kLinger for an enqueue to wake it. True when there
+// is work again; false when the worker is to end (m_ held either way).
+bool Stream::linger() {
+  const uint64_t gen = wake_gen_.load(std::memory_order_relaxed);
+  worker_ = Worker::lingering;
+  m_.unlock();
+  if (!poll([&] { return wake_gen_.load(std::memory_order_relaxed) != gen; }, 50)) {
+    std::unique_lock lk(linger_m_);
+    linger_cv_.wait_for(lk, kLinger, [&] { return wake_gen_.load(std::memory_order_relaxed) != gen; });
+  }
+  m_.lock();
+  if (!queue_->empty()) return true;  // the enqueuer marked the worker running
+  return worker_ != Worker::lingering;  // woken for work that another path took: linger on
+}
+
 void Stream::worker_loop() {
   if (ev::stream_ops() & ev::kWorkerStarted) ev::stream_worker_started.call();
   for (;;) {
     Op op;
-    {
-      std::lock_guard lk(m_);
-      if (queue_->empty()) {
-        worker_active_ = false;
+    m_.lock();
+    while (queue_->empty()) {
+      if (!linger()) {
+        worker_ = Worker::none;
+        m_.unlock();
         return;
       }
-      op = std::move(queue_->front());
-      queue_->pop_front();
     }
+    worker_ = Worker::running;
+    op = std::move(queue_->front());
+    queue_->pop_front();
+    m_.unlock();
     // Stream order: an inline op still running must finish first.
     wait_progress([&] { return completed() >= op.seq - 1; });
     const uint32_t on = ev::stream_ops();
@@ -195,7 +265,7 @@ uint64_t Stream::try_mark_now(bool watch) {
   if (may_depend()) return 0;
   std::unique_lock lk(m_);
   uint64_t seq = submitted_.load(std::memory_order_relaxed) + 1;
-  if ((queue_ && !queue_->empty()) || worker_active_ || completed_.load(std::memory_order_relaxed) != seq - 1)
+  if ((queue_ && !queue_->empty()) || worker_ == Worker::running || completed_.load(std::memory_order_relaxed) != seq - 1)
     return 0;
   // Completion is published before the position exists: no thread can be waiting for
   // it (a waiter reads submitted() first), so no fence and no wake-up are needed.

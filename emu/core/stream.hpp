@@ -127,6 +127,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
     uint64_t op = 0;  // the operation's number in ev::op_* events (0: enqueued unheard)
   };
   void worker_loop();
+  bool linger();
   void run_heard(Op& op, uint32_t on, int64_t t0);
   // A position completed at once (try_mark_now), told to who listens; unlocks `lk`.
   void heard_instant(uint64_t seq, uint32_t on, std::unique_lock<BiasedLock>& lk);
@@ -148,7 +149,14 @@ class Stream : public std::enable_shared_from_this<Stream> {
   void* handle_ = nullptr;
   BiasedLock m_;  // held for a few instructions: the queue and the worker flag
   std::optional<std::deque<Op>> queue_;  // made on first use: a deque allocates when built
-  bool worker_active_ = false;
+  // The stream's worker thread: none, running operations, or lingering (idle, waiting a little
+  // for more work before it ends: a thread started per busy period cost more than a launch).
+  enum class Worker : uint8_t { none, running, lingering };
+  Worker worker_ = Worker::none;
+  uint64_t worker_fork_ = 0;  // the fork generation it was started in (a forked child has none)
+  std::mutex linger_m_;
+  std::condition_variable linger_cv_;
+  std::atomic<uint64_t> wake_gen_{0};
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> completed_{0};
   std::atomic<uint64_t> observed_{0};
