@@ -175,6 +175,23 @@ Errc cudaGetFuncBySymbol(cudaFunction_t* fp, const void* symbol) noexcept {
   return Errc::success;
 }
 
+// The occupancy calculator: the driver's, for the function the runtime registered.
+Errc cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* n, const void* func, int threads, size_t dyn,
+                                                            unsigned flags) noexcept {
+  const char* api = "cudaOccupancyMaxActiveBlocksPerMultiprocessor";
+  CUfunction f = nullptr;
+  RT_TRY(function_of(func, api, f));
+  return api::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(n, f, threads, dyn, flags);
+}
+Errc cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, const void* func, int threads, size_t dyn) noexcept {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(n, func, threads, dyn, cudaOccupancyDefault);
+}
+Errc cudaOccupancyAvailableDynamicSMemPerBlock(size_t* out, const void* func, int blocks, int threads) noexcept {
+  CUfunction f = nullptr;
+  RT_TRY(function_of(func, "cudaOccupancyAvailableDynamicSMemPerBlock", f));
+  return api::cuOccupancyAvailableDynamicSMemPerBlock(out, f, blocks, threads);
+}
+
 Errc cudaFuncGetAttributes(cudaFuncAttributes* a, const void* func) noexcept {
   const char* api = "cudaFuncGetAttributes";
   RT_TRY(need(a, api, "attr"));
