@@ -22,13 +22,6 @@ constexpr unsigned kMaxThreads = 64;
 // that back-to-back large operations find it awake.
 constexpr int kSpin = 512;
 
-void relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 unsigned count_threads() noexcept {
   unsigned n = 0;
@@ -154,6 +147,14 @@ Pool* pool() noexcept {
 }
 
 }  // namespace
+
+void relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 
 unsigned threads() noexcept {
   static const unsigned n = count_threads();

@@ -11,6 +11,9 @@ namespace cuda_shim::par {
 // Threads a job may use, the caller included (>= 1).
 unsigned threads() noexcept;
 
+// One pause of a spin-wait (the CPU's hint that this thread is polling).
+void relax() noexcept;
+
 // Runs part(ctx, i) for every i in [0, parts), spread over the pool and the calling thread,
 // and returns when every part has returned (their writes are visible to the caller then).
 // Parts must not throw. parts <= 1 runs inline, with no handoff.

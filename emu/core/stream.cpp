@@ -43,14 +43,6 @@ void notify_progress() {
   g_progress_cv.notify_all();
 }
 
-void relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 // Polls `pred` for up to `us` microseconds. A short wait ends sooner polled than asleep: waking a
 // sleeping thread costs tens of microseconds on a virtual machine, more than a short kernel runs.
 // NVIDIA's driver polls too (CU_CTX_SCHED_AUTO spins while the host has cores to spare).
@@ -61,7 +53,7 @@ bool poll(Pred pred, int us) {
   for (;;) {
     for (int i = 0; i < 64; ++i) {
       if (pred()) return true;
-      relax();
+      par::relax();
     }
     if (std::chrono::steady_clock::now() >= until) return pred();
   }
