@@ -53,8 +53,11 @@ Errc program_for(module::Module& m, std::shared_ptr<const Program>& out, const c
   return Errc::success;
 }
 
-std::string unsupported_in(const Program& p, uint32_t kernel) {
-  // The kernel and every function it can call (directly; an indirect call may reach any).
+namespace {
+// The first of the kernel and the functions it can call (directly; an indirect call may reach
+// any) for which stop(fn) holds, or null.
+template <class Stop>
+const Func* reachable(const Program& p, uint32_t kernel, Stop&& stop) {
   std::vector<bool> seen(p.funcs.size());
   std::vector<uint32_t> todo{kernel};
   while (!todo.empty()) {
@@ -63,7 +66,7 @@ std::string unsupported_in(const Program& p, uint32_t kernel) {
     if (seen[f]) continue;
     seen[f] = true;
     const Func& fn = p.funcs[f];
-    if (!fn.unsupported.empty()) return fmt::format("{} in '{}'", fn.unsupported, fn.name);
+    if (stop(fn)) return &fn;
     for (uint32_t pc = fn.begin; pc < fn.end; ++pc) {
       const Insn& in = p.code[pc];
       if (in.flow != Flow::call) continue;
@@ -75,7 +78,17 @@ std::string unsupported_in(const Program& p, uint32_t kernel) {
       }
     }
   }
-  return {};
+  return nullptr;
+}
+}  // namespace
+
+std::string unsupported_in(const Program& p, uint32_t kernel) {
+  const Func* f = reachable(p, kernel, [](const Func& fn) { return !fn.unsupported.empty(); });
+  return f ? fmt::format("{} in '{}'", f->unsupported, f->name) : std::string{};
+}
+
+bool reads_grid_workspace(const Program& p, uint32_t kernel) {
+  return reachable(p, kernel, [](const Func& fn) { return fn.grid_ws; }) != nullptr;
 }
 
 namespace {
@@ -92,7 +105,7 @@ struct Grid {
 void worker(void* ctx, size_t) {
   Grid& g = *static_cast<Grid*>(ctx);
   Launch& L = *g.launch;
-  MemView mem(L.stream_id);
+  MemView mem(L.stream_id, L.grid_ws);
   Racecheck race;
   Block b;
   b.race = L.racecheck ? &race : nullptr;
@@ -115,6 +128,24 @@ void worker(void* ctx, size_t) {
   }
 }
 
+// A cooperative grid's blocks must all be running at once (they wait for each other at the grid
+// barrier): a host thread each. The launch was refused when the grid is larger than the device
+// holds at once, as NVIDIA's driver refuses it.
+void run_cooperative(Grid& g) {
+  std::vector<std::thread> threads;
+  try {
+    threads.reserve(g.blocks);
+    for (uint64_t i = 0; i < g.blocks; ++i) threads.emplace_back(worker, &g, i);
+  } catch (const std::exception&) {
+    std::lock_guard lk(g.m);
+    g.result->fault.code = Errc::launch_out_of_resources;
+    g.result->fault.what = fmt::format("kernel '{}': a cooperative grid of {} blocks needs a host thread each; only {} "
+                                       "could be started", g.launch->kernel_name, g.blocks, threads.size());
+    g.launch->stop.store(true, std::memory_order_relaxed);  // blocks already waiting at the grid barrier stop
+  }
+  for (std::thread& t : threads) t.join();
+}
+
 }  // namespace
 
 void run_grid(Launch& L, GridResult& r) {
@@ -122,10 +153,20 @@ void run_grid(Launch& L, GridResult& r) {
   g.launch = &L;
   g.blocks = uint64_t{L.grid[0]} * L.grid[1] * L.grid[2];
   g.result = &r;
-  const unsigned want = Config::get().exec_threads;
-  size_t parts = std::min<uint64_t>(g.blocks, want ? want : par::threads());
-  if (parts == 0) parts = 1;
-  par::run(parts, &worker, &g);
+  if (L.resident_limit) {
+    r.fault.code = Errc::launch_failed;
+    r.fault.what = fmt::format("kernel '{}' waits at a grid-wide barrier (cooperative groups' grid.sync()), but its {} "
+                               "blocks are more than the {} the device runs at once: the barrier never opens (a GPU "
+                               "hangs). Launch it cooperatively (cudaLaunchCooperativeKernel) with a grid that fits",
+                               L.kernel_name, g.blocks, L.resident_limit);
+  } else if (L.cooperative) {
+    run_cooperative(g);
+  } else {
+    const unsigned want = Config::get().exec_threads;
+    size_t parts = std::min<uint64_t>(g.blocks, want ? want : par::threads());
+    if (parts == 0) parts = 1;
+    par::run(parts, &worker, &g);
+  }
   r.printf_out = std::move(L.printf_out);
 }
 

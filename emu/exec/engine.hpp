@@ -20,6 +20,9 @@ Errc program_for(module::Module& m, std::shared_ptr<const Program>& out, const c
 
 // Why `kernel` (or a function it calls) cannot run, or empty.
 std::string unsupported_in(const Program& p, uint32_t kernel);
+// Whether the kernel (or a function it can call) reads the grid workspace (%envreg1/%envreg2):
+// cooperative groups' grid barrier, whose blocks must all be running at once.
+bool reads_grid_workspace(const Program& p, uint32_t kernel);
 
 struct GridResult {
   Fault fault;            // code success: the grid completed

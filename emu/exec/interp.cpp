@@ -2,6 +2,8 @@
 // and the control flow the handlers leave to it.
 #include "exec/interp.hpp"
 
+#include <sched.h>
+
 #include <time.h>
 
 #include <algorithm>
@@ -220,10 +222,15 @@ static void step(Warp& w) {
     });
     uint32_t others = run & ~group;
     auto park = [&] { for_lanes(group, [&](unsigned l) { pcs[l] = pc; }); };
-    uint32_t budget = 1u << 16;  // instructions between looks at the clock and the stop flag
+    // Instructions between looks at the clock and the stop flag. A cooperative grid's blocks each
+    // have a host thread, and most of them spin at the grid barrier: they give the processor up
+    // every few hundred instructions, so that the blocks still working get it.
+    const uint32_t slice = w.launch->cooperative ? 1u << 9 : 1u << 16;
+    uint32_t budget = slice;
     for (;;) {
       if (--budget == 0) [[unlikely]] {
-        budget = 1u << 16;
+        budget = slice;
+        if (w.launch->cooperative) sched_yield();
         if (out_of_time(w, static_cast<unsigned>(__builtin_ctz(group)))) return;
       }
       const Insn& in = P.code[pc];

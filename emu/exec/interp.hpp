@@ -120,6 +120,12 @@ struct Launch {
   int64_t deadline_ns = 0;     // CLOCK_MONOTONIC time past which the grid times out; 0: never
   std::string kernel_name;
   bool racecheck = false;      // CUDA_SHIM_STRICT: shared-memory races are reported (racecheck.hpp)
+  // Every block runs at once, on a thread of its own: a cooperative launch, or a kernel that uses
+  // cooperative groups' grid barrier (which works on a GPU whenever the grid fits at once).
+  bool cooperative = false;
+  uint64_t resident_limit = 0;  // non-zero: the grid has more blocks than fit at once (refused when run)
+  // The grid workspace, which %envreg1:%envreg2 point at (windows().grid_ws) in every launch.
+  alignas(64) uint8_t grid_ws[kGridWorkspace] = {};
   uint64_t stream_id = 0;      // the stream it runs on (managed memory attached elsewhere is reported)
   // Device-side printf, gathered in order of completion and printed when the grid ends.
   std::string printf_out;

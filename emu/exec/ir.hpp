@@ -48,7 +48,7 @@ enum class Sreg : uint8_t {
   globaltimer_hi, lanemask_eq, lanemask_le, lanemask_lt, lanemask_ge, lanemask_gt, dynamic_smem_size,
   total_smem_size, cluster_ctarank, cluster_nctarank, clusterid_x, clusterid_y, clusterid_z,
   nclusterid_x, nclusterid_y, nclusterid_z, cluster_ctaid_x, cluster_ctaid_y, cluster_ctaid_z,
-  cluster_nctaid_x, cluster_nctaid_y, cluster_nctaid_z, is_explicit_cluster, envreg, pm, aggr_smem_size,
+  cluster_nctaid_x, cluster_nctaid_y, cluster_nctaid_z, is_explicit_cluster, envreg, envreg1, envreg2, pm, aggr_smem_size,
   reserved_smem_offset_begin, reserved_smem_offset_end, reserved_smem_offset_cap,
 };
 
@@ -89,6 +89,7 @@ struct Func {
   std::vector<uint32_t> param_off, param_size;
   std::vector<uint32_t> ret_off, ret_size;
   std::string unsupported;   // non-empty: an instruction the engine refuses ("mma.sync… at line 12")
+  bool grid_ws = false;      // reads %envreg1/%envreg2: cooperative groups' grid barrier
   int builtin = 0;           // external functions the engine provides (Builtin)
 };
 

@@ -17,6 +17,7 @@
 #include "exec/run_grid.hpp"
 #include "module/attributes.hpp"
 #include "module/module.hpp"
+#include "module/occupancy.hpp"
 
 namespace cuda_shim::module {
 namespace {
@@ -144,6 +145,21 @@ Errc check_extra(void** extra, const KernelDesc& k, const char* api) {
               k.name);
 }
 
+// A cooperative grid must fit on the device at once: blocks per SM (the occupancy calculator)
+// times the SMs, as NVIDIA's driver checks.
+Errc check_cooperative(const LaunchArgs& a, const KernelDesc& k, const FuncSettings& s, const Device& d,
+                       const char* api) {
+  const uint64_t blocks = uint64_t{a.grid[0]} * a.grid[1] * a.grid[2];
+  const int threads = static_cast<int>(a.block[0] * a.block[1] * a.block[2]);
+  const uint64_t fit = uint64_t(active_blocks(k, s, d, threads, a.shared)) *
+                       d.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  if (blocks > fit)
+    return fail(Errc::cooperative_launch_too_large, "{}: a cooperative grid of {} blocks of {} threads ({} bytes of dynamic "
+                "shared memory) of kernel '{}': the device holds {} such blocks at once", api, blocks, threads,
+                a.shared, k.name, fit);
+  return Errc::success;
+}
+
 }  // namespace
 
 Errc launch(CUfunction h, const LaunchArgs& a, const char* api) {
@@ -171,6 +187,7 @@ Errc launch(CUfunction h, const LaunchArgs& a, const char* api) {
                 api, k.name, k.params.size());
   if (extra) TRY(check_extra(a.extra, k, api));
   TRY(check_cluster(a, k, s, *ctx->device(), api));
+  if (a.cooperative) TRY(check_cooperative(a, k, s, *ctx->device(), api));
   std::shared_ptr<Stream> st;
   TRY(resolve_stream(a.stream, a.per_thread, api, st));
   const auto policy = Config::get().kernels;
@@ -236,6 +253,8 @@ Errc launch_ex(const CUlaunchConfig* c, CUfunction f, void** params, void** extr
       const auto& cd = c->attrs[i].value.clusterDim;
       a.cluster[0] = cd.x, a.cluster[1] = cd.y, a.cluster[2] = cd.z;
       a.has_cluster = true;
+    } else if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
+      a.cooperative = c->attrs[i].value.cooperative != 0;
     }
   return module::launch(f, a, api);
 }
@@ -252,11 +271,15 @@ Errc cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigne
 }
 Errc cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                                unsigned int by, unsigned int bz, unsigned int shm, CUstream s, void** p) noexcept {
-  return launch_kernel(f, gx, gy, gz, bx, by, bz, shm, s, p, nullptr, false, "cuLaunchCooperativeKernel");
+  LaunchArgs a{{gx, gy, gz}, {bx, by, bz}, shm, s, p, nullptr, false};
+  a.cooperative = true;
+  return module::launch(f, a, "cuLaunchCooperativeKernel");
 }
 Errc cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                                     unsigned int by, unsigned int bz, unsigned int shm, CUstream s, void** p) noexcept {
-  return launch_kernel(f, gx, gy, gz, bx, by, bz, shm, s, p, nullptr, true, "cuLaunchCooperativeKernel");
+  LaunchArgs a{{gx, gy, gz}, {bx, by, bz}, shm, s, p, nullptr, true};
+  a.cooperative = true;
+  return module::launch(f, a, "cuLaunchCooperativeKernel");
 }
 Errc cuLaunchKernelEx(const CUlaunchConfig* c, CUfunction f, void** p, void** e) noexcept {
   return launch_ex(c, f, p, e, false, "cuLaunchKernelEx");

@@ -20,6 +20,7 @@ struct LaunchArgs {
   bool per_thread;  // _ptsz: a NULL stream is the per-thread default stream
   unsigned cluster[3] = {0, 0, 0};  // cuLaunchKernelEx's CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
   bool has_cluster = false;
+  bool cooperative = false;  // cuLaunchCooperativeKernel, or CU_LAUNCH_ATTRIBUTE_COOPERATIVE
 };
 
 // Checks a launch of h as the driver does, then runs, refuses or skips it (Config::kernels).

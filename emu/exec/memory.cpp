@@ -47,6 +47,7 @@ const Windows& windows() {
     x.shared = reserve(x.shared_size);
     x.local_size = uintptr_t{1} << 32;   // 4 GiB: past any thread's local stack
     x.local = reserve(x.local_size);
+    x.grid_ws = reserve(4096);
     return x;
   }();
   return w;
@@ -84,7 +85,7 @@ std::string attachment_breach(const mem::Range& r, uint64_t stream_id) {
 }
 }  // namespace
 
-MemView::MemView(uint64_t stream_id) : stream_id_(stream_id), keep_(new Keep) {}
+MemView::MemView(uint64_t stream_id, uint8_t* grid_ws) : stream_id_(stream_id), grid_ws_(grid_ws), keep_(new Keep) {}
 MemView::~MemView() { delete keep_; }
 
 void MemView::report(const std::string& line) { keep_->report("{}", line); }
@@ -96,6 +97,17 @@ std::string MemView::take_reports() {
 }
 
 uint8_t* MemView::slow(uintptr_t a, unsigned n, bool write, std::string& why) {
+  if (const uintptr_t ws = windows().grid_ws; grid_ws_ && a - ws < kGridWorkspace) {
+    if (n > kGridWorkspace - (a - ws)) {
+      why = fmt::format("{} bytes at {:#x} run past the grid workspace", n, a);
+      return nullptr;
+    }
+    Entry& e = cache_[next_];
+    next_ = (next_ + 1) % kWays;
+    e.lo = ws, e.len = kGridWorkspace, e.writable = true;
+    e.delta = reinterpret_cast<intptr_t>(grid_ws_) - static_cast<intptr_t>(ws);
+    return grid_ws_ + (a - ws);
+  }
   mem::RangePtr r = mem::AddressSpace::get().find(a);
   if (!r) {
     why = fmt::format("address {:#x} lies in no allocation{}", a, nearest(a));

@@ -16,7 +16,9 @@ struct Windows {
   uintptr_t shared_size = 0;
   uintptr_t local = 0;
   uintptr_t local_size = 0;
+  uintptr_t grid_ws = 0;  // a cooperative launch's grid workspace (kGridWorkspace bytes)
 };
+constexpr unsigned kGridWorkspace = 256;
 const Windows& windows();
 
 class MemView {
@@ -24,7 +26,8 @@ class MemView {
   // One per host thread and launch: translations never outlive the launch (allocations may
   // change between launches).
   // stream_id: the launch's stream (cuStreamAttachMemAsync associations are checked against it).
-  explicit MemView(uint64_t stream_id = 0);
+  // grid_ws: the launch's grid workspace, which the workspace window's addresses reach.
+  explicit MemView(uint64_t stream_id = 0, uint8_t* grid_ws = nullptr);
   ~MemView();
   MemView(const MemView&) = delete;
   MemView& operator=(const MemView&) = delete;
@@ -59,6 +62,7 @@ class MemView {
   Entry cache_[kWays];
   unsigned next_ = 0;  // the entry the next miss replaces (round robin)
   uint64_t stream_id_ = 0;
+  uint8_t* grid_ws_ = nullptr;
   struct Keep;
   Keep* keep_;  // ranges this view translated: kept mapped while the view lives
 };

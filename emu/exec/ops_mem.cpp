@@ -374,6 +374,10 @@ uint64_t uniform_sreg(const Warp& w, Sreg r) {
     case Sreg::cluster_nctarank: case Sreg::cluster_nctaid_x: case Sreg::cluster_nctaid_y:
     case Sreg::cluster_nctaid_z: case Sreg::is_explicit_cluster:
       return r == Sreg::is_explicit_cluster ? 0 : 1;
+    // The grid workspace's address, high and low halves. NVIDIA's driver gives every launch one
+    // (measured: a plain launch's grid.sync() runs when the grid fits on the device).
+    case Sreg::envreg1: return windows().grid_ws >> 32;
+    case Sreg::envreg2: return windows().grid_ws & 0xffffffffu;
     default: return 0;
   }
 }

@@ -110,6 +110,11 @@ bool Lowerer::sreg_id(std::string_view n, Sreg& out) const {
       out = r.id;
       return true;
     }
+  // %envreg1:%envreg2: the grid workspace of a cooperative launch (cooperative groups' grid sync).
+  if (n == "%envreg1" || n == "%envreg2") {
+    out = n == "%envreg1" ? Sreg::envreg1 : Sreg::envreg2;
+    return true;
+  }
   if (n.substr(0, 7) == "%envreg" || n.substr(0, 4) == "%pm") {
     out = Sreg::envreg;
     return true;
@@ -127,6 +132,7 @@ Errc Lowerer::value(const ast::Operand& o, Ty t, uint32_t& slot, uint32_t line) 
         i.op[0] = slot = temp();
         i.mod = static_cast<uint8_t>(sr);
         i.line = line;
+        if (sr == Sreg::envreg1 || sr == Sreg::envreg2) fn_->grid_ws = true;
         i.opcode = opcode_id_for("sreg");
         i.fn = handler_of("sreg", i);
         emit(i);

@@ -10,8 +10,10 @@
 
 #include "core/config.hpp"
 #include "core/context.hpp"
+#include "core/driver.hpp"
 #include "core/stream.hpp"
 #include "exec/engine.hpp"
+#include "module/occupancy.hpp"
 
 namespace cuda_shim::exec {
 namespace {
@@ -51,7 +53,7 @@ uint32_t local_stride(const Program& p, const Func& k, const Context& ctx) {
 
 }  // namespace
 
-Errc enqueue_grid(module::Module& m, const module::KernelDesc& k, const module::FuncSettings&,
+Errc enqueue_grid(module::Module& m, const module::KernelDesc& k, const module::FuncSettings& s,
                   const module::LaunchArgs& a, const std::shared_ptr<Stream>& st, const char* api) {
   std::shared_ptr<const Program> p;
   TRY(program_for(m, p, api));
@@ -72,6 +74,13 @@ Errc enqueue_grid(module::Module& m, const module::KernelDesc& k, const module::
   L->kernel_name = k.name;
   L->stream_id = st->id();
   L->racecheck = Config::get().strict != 0;
+  L->cooperative = a.cooperative || reads_grid_workspace(*p, static_cast<uint32_t>(kernel));
+  if (L->cooperative && !a.cooperative) {  // a plain launch using the grid barrier: only if it fits
+    const uint64_t fit = uint64_t(module::active_blocks(k, s, *st->ctx()->device(), static_cast<int>(L->block[0] *
+                                  L->block[1] * L->block[2]), a.shared)) *
+                         st->ctx()->device()->attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    if (uint64_t{L->grid[0]} * L->grid[1] * L->grid[2] > fit) L->resident_limit = std::max<uint64_t>(fit, 1);
+  }
   TRY(copy_params(k, a, L->params, api));
   std::shared_ptr<Context> ctx = st->ctx_ptr();
   st->enqueue([L, p, ctx] {

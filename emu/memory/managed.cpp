@@ -398,7 +398,7 @@ Errc attachment(uintptr_t p, unsigned& flags, uint64_t& stream_id) {
 
 void attachment_of(const Range& r, unsigned& flags, uint64_t& stream_id) {
   std::lock_guard lk(tr().m);
-  flags = r.managed ? r.managed->flags : CU_MEM_ATTACH_GLOBAL;
+  flags = r.managed ? r.managed->flags : unsigned{CU_MEM_ATTACH_GLOBAL};
   stream_id = r.managed ? r.managed->stream_id : 0;
 }
 

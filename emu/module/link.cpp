@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "abi/driver_api.hpp"
@@ -144,6 +145,79 @@ std::vector<uint8_t> wrap_ptx(const std::string& ptx, int cc, int ptx_version) {
   return out;
 }
 
+// The device runtime library (libcudadevrt.a) is machine code; what kernels call of it for
+// cooperative groups' grid barrier is written here in PTX instead, so a link that adds the library
+// (numba-cuda does, for cg.this_grid().sync()) gets these. They follow the grid workspace protocol
+// nvcc inlines for grid.sync(): one thread a block adds to the counter at workspace + 4 (block 0 a
+// value that flips its top bit once every block has added), then spins until the bit flips.
+constexpr const char* kDeviceRuntimePtx = R"(.version 7.0
+.target sm_70
+.address_size 64
+.visible .func (.param .b64 func_retval0) cudaCGGetIntrinsicHandle(.param .b32 scope)
+{
+  .reg .b32 %r<3>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %envreg1;
+  mov.u32 %r2, %envreg2;
+  cvt.u64.u32 %rd1, %r1;
+  cvt.u64.u32 %rd2, %r2;
+  shl.b64 %rd1, %rd1, 32;
+  or.b64 %rd3, %rd1, %rd2;
+  st.param.b64 [func_retval0], %rd3;
+  ret;
+}
+.visible .func (.param .b32 func_retval0) cudaCGSynchronize(.param .b64 handle, .param .b32 flags)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<3>;
+  ld.param.u64 %rd1, [handle];
+  barrier.sync 0;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %tid.y;
+  mov.u32 %r3, %tid.z;
+  or.b32 %r4, %r1, %r2;
+  or.b32 %r4, %r4, %r3;
+  setp.ne.u32 %p1, %r4, 0;
+  @%p1 bra $L_done;
+  add.s64 %rd2, %rd1, 4;
+  mov.u32 %r5, %nctaid.x;
+  mov.u32 %r6, %nctaid.y;
+  mov.u32 %r7, %nctaid.z;
+  mul.lo.u32 %r8, %r5, %r6;
+  mul.lo.u32 %r8, %r8, %r7;
+  mov.u32 %r9, %ctaid.x;
+  mov.u32 %r10, %ctaid.y;
+  mov.u32 %r11, %ctaid.z;
+  or.b32 %r12, %r9, %r10;
+  or.b32 %r12, %r12, %r11;
+  setp.eq.u32 %p2, %r12, 0;
+  mov.u32 %r13, -2147483647;
+  sub.s32 %r13, %r13, %r8;
+  selp.b32 %r14, %r13, 1, %p2;
+  atom.add.release.gpu.u32 %r15, [%rd2], %r14;
+$L_spin:
+  ld.acquire.gpu.u32 %r1, [%rd2];
+  xor.b32 %r2, %r1, %r15;
+  setp.gt.s32 %p3, %r2, -1;
+  @%p3 bra $L_spin;
+$L_done:
+  barrier.sync 0;
+  mov.u32 %r1, 0;
+  st.param.b32 [func_retval0], %r1;
+  ret;
+}
+)";
+
+// libcudadevrt.a: an ar archive whose one member is cuda_device_runtime.o (its device symbols lie in
+// a compressed fat binary; the member's name is plain).
+bool is_device_runtime(const void* data, size_t size) {
+  static constexpr std::string_view kMagic = "!<arch>\n", kSymbol = "cuda_device_runtime";
+  if (!data || size < kMagic.size() || std::memcmp(data, kMagic.data(), kMagic.size()) != 0) return false;
+  std::string_view bytes(static_cast<const char*>(data), size);
+  return bytes.find(kSymbol) != std::string_view::npos;
+}
+
 }  // namespace
 
 // One input's PTX: the text itself, or what a fat binary carries for compute capability cc.
@@ -169,9 +243,14 @@ Errc link_input_ptx(int type, const void* data, size_t size, const char* name, i
       out = img.ptx;
       return Errc::success;
     }
+    case CU_JIT_INPUT_LIBRARY:
+      if (is_device_runtime(data, size)) {
+        out = kDeviceRuntimePtx;
+        return Errc::success;
+      }
+      [[fallthrough]];
     case CU_JIT_INPUT_CUBIN:
     case CU_JIT_INPUT_OBJECT:
-    case CU_JIT_INPUT_LIBRARY:
       return fail(Errc::not_supported, "{}: input '{}' is machine code (CUjitInputType {}); the kernel engine links and "
                   "runs PTX only", api, name, type);
     default:

@@ -21,6 +21,7 @@
 #include "core/driver.hpp"
 #include "module/attributes.hpp"
 #include "module/module.hpp"
+#include "module/occupancy.hpp"
 
 namespace cuda_shim::module {
 namespace {

@@ -294,11 +294,14 @@ nvJitLinkResult add(nvJitLink* h, nvJitLinkInputType type, const void* data, siz
                  "input '" + label + "' does not match its type (" + type_name(type) + ")");
   switch (type) {
     case NVJITLINK_INPUT_PTX:
-    case NVJITLINK_INPUT_FATBIN: {
+    case NVJITLINK_INPUT_FATBIN:
+    case NVJITLINK_INPUT_LIBRARY: {  // a library: only the device runtime's, which comes as PTX (link.cpp)
       char* ptx = nullptr;
       size_t n = 0;
-      int r = cuShimLinkInputPtx(type == NVJITLINK_INPUT_PTX ? CU_JIT_INPUT_PTX : CU_JIT_INPUT_FATBINARY, data, size,
-                                 label.c_str(), h->cc, &ptx, &n);
+      const int cu_type = type == NVJITLINK_INPUT_PTX      ? CU_JIT_INPUT_PTX
+                          : type == NVJITLINK_INPUT_FATBIN ? CU_JIT_INPUT_FATBINARY
+                                                           : CU_JIT_INPUT_LIBRARY;
+      int r = cuShimLinkInputPtx(cu_type, data, size, label.c_str(), h->cc, &ptx, &n);
       switch (r) {
         case CUDA_SUCCESS:
           h->ptx.emplace_back(ptx, n);
@@ -318,7 +321,6 @@ nvJitLinkResult add(nvJitLink* h, nvJitLinkInputType type, const void* data, siz
       return NVJITLINK_SUCCESS;
     case NVJITLINK_INPUT_CUBIN:
     case NVJITLINK_INPUT_OBJECT:
-    case NVJITLINK_INPUT_LIBRARY:
     case NVJITLINK_INPUT_INDEX:
       return error(h, NVJITLINK_ERROR_INVALID_INPUT,
                    "input '" + label + "' (" + type_name(type) + ") is machine code or refers to it; cuda-shim's "

@@ -50,6 +50,19 @@ Errc launch(CUfunction f, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t 
             : api::cuLaunchKernel(f, g.x, g.y, g.z, b.x, b.y, b.z, static_cast<unsigned>(shm), s, args, nullptr);
 }
 
+// cudaLaunchCooperativeKernel: the driver's cooperative launch (every block resident at once).
+Errc launch_cooperative(const void* func, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t s, bool pt,
+                        const char* api) {
+  CUfunction f = nullptr;
+  RT_TRY(function_of(func, api, f));
+  const unsigned sh = static_cast<unsigned>(shm);
+  return pt ? api::cuLaunchCooperativeKernel_ptsz(f, g.x, g.y, g.z, b.x, b.y, b.z, sh, s, args)
+            : api::cuLaunchCooperativeKernel(f, g.x, g.y, g.z, b.x, b.y, b.z, sh, s, args);
+}
+
+// The runtime's launch attributes are the driver's, member for member (ids and value unions).
+static_assert(sizeof(cudaLaunchAttribute) == sizeof(CUlaunchAttribute), "launch attributes differ in size");
+
 Errc launch_func(const void* func, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t s, bool pt, const char* api) {
   CUfunction f = nullptr;
   RT_TRY(function_of(func, api, f));
@@ -64,9 +77,19 @@ Errc launch_kernel_handle(cudaKernel_t k, dim3 g, dim3 b, void** args, size_t sh
   return launch(f, g, b, args, shm, s, pt, api);
 }
 
+// cudaLaunchKernelExC: cuLaunchKernelEx with the same attributes (cluster dimensions, cooperative, ...).
 Errc launch_ex(const cudaLaunchConfig_t* c, const void* func, void** args, bool pt, const char* api) {
   RT_TRY(need(c, api, "config"));
-  return launch_func(func, c->gridDim, c->blockDim, args, c->dynamicSmemBytes, c->stream, pt, api);
+  CUfunction f = nullptr;
+  RT_TRY(function_of(func, api, f));
+  CUlaunchConfig d{};
+  d.gridDimX = c->gridDim.x, d.gridDimY = c->gridDim.y, d.gridDimZ = c->gridDim.z;
+  d.blockDimX = c->blockDim.x, d.blockDimY = c->blockDim.y, d.blockDimZ = c->blockDim.z;
+  d.sharedMemBytes = static_cast<unsigned>(c->dynamicSmemBytes);
+  d.hStream = c->stream;
+  d.attrs = reinterpret_cast<CUlaunchAttribute*>(c->attrs);
+  d.numAttrs = c->numAttrs;
+  return pt ? api::cuLaunchKernelEx_ptsz(&d, f, args, nullptr) : api::cuLaunchKernelEx(&d, f, args, nullptr);
 }
 
 // ---- symbols ---------------------------------------------------------------------------------
@@ -151,10 +174,10 @@ Errc cudaLaunchKernel_ptsz(const void* f, dim3 g, dim3 b, void** args, size_t sh
   return launch_func(f, g, b, args, shm, s, true, "cudaLaunchKernel");
 }
 Errc cudaLaunchCooperativeKernel(const void* f, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t s) noexcept {
-  return launch_func(f, g, b, args, shm, s, false, "cudaLaunchCooperativeKernel");
+  return launch_cooperative(f, g, b, args, shm, s, false, "cudaLaunchCooperativeKernel");
 }
 Errc cudaLaunchCooperativeKernel_ptsz(const void* f, dim3 g, dim3 b, void** args, size_t shm, cudaStream_t s) noexcept {
-  return launch_func(f, g, b, args, shm, s, true, "cudaLaunchCooperativeKernel");
+  return launch_cooperative(f, g, b, args, shm, s, true, "cudaLaunchCooperativeKernel");
 }
 Errc cudaLaunchKernelExC(const cudaLaunchConfig_t* c, const void* f, void** args) noexcept {
   return launch_ex(c, f, args, false, "cudaLaunchKernelExC");

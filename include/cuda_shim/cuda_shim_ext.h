@@ -149,7 +149,8 @@ int cuShimSetFaults(const char *spec);
  *   cuShimLinkInputPtx: one input's PTX. type is a CUjitInputType: CU_JIT_INPUT_PTX (text, size
  *     bytes or up to its NUL; checked by the PTX parser) or CU_JIT_INPUT_FATBINARY (the PTX entry
  *     the loaders would choose for cc); cubin, object and library inputs are machine code, refused
- *     with CUDA_ERROR_NOT_SUPPORTED. *ptx receives malloc'ed NUL-terminated text (free() it), *ptxSize
+ *     with CUDA_ERROR_NOT_SUPPORTED, except the device runtime library (libcudadevrt.a), whose
+ *     cooperative groups entry points (cudaCGGetIntrinsicHandle, cudaCGSynchronize) come as PTX. *ptx receives malloc'ed NUL-terminated text (free() it), *ptxSize
  *     its length without the NUL.
  *   cuShimLinkPtx: n PTX texts (each NUL-terminated) joined into one module, every kernel limited
  *     to maxRegisters registers when it is > 0 (a .maxnreg directive): *joined the text,

@@ -1,0 +1,18 @@
+// The occupancy calculator (occupancy.cpp): how many blocks of a kernel an SM holds at once.
+#pragma once
+#include <cstddef>
+
+#include "module/image.hpp"
+#include "module/module.hpp"
+
+namespace cuda_shim {
+struct Device;
+}
+
+namespace cuda_shim::module {
+
+// Blocks of `threads` threads with `dyn` bytes of dynamic shared memory one SM of d holds at once
+// (0 when such a block cannot run at all).
+int active_blocks(const KernelDesc& k, const FuncSettings& s, const Device& d, int threads, size_t dyn);
+
+}  // namespace cuda_shim::module
