@@ -1,8 +1,10 @@
-// Device-side printf and assert. vprintf(format, args) reads the format string from global
+// Device-side printf, assert, malloc and free. vprintf(format, args) reads the format string from global
 // memory and the arguments from the caller's buffer (each aligned to its own size, as nvcc lays
 // them out); the text is gathered per launch and printed when the grid ends, as the driver
 // prints its printf buffer at the next synchronization.
 #include "exec/builtins.hpp"
+
+#include "exec/device_heap.hpp"
 
 #include <cstdio>
 
@@ -141,11 +143,28 @@ void assert_lanes(Warp& w, const CallSite& cs, uint32_t lanes) {
   raise(w, l, Errc::assert, fmt::format("device-side assert: {}:{}: {}: Assertion `{}` failed", file, line, fn, msg));
 }
 
+// Writes `v` to the call's first result variable, in lane l's frame.
+void set_ret64(Warp& w, const CallSite& cs, unsigned lane, uint64_t v) {
+  if (cs.ret_off.empty()) return;
+  std::memcpy(w.block->local + size_t{w.index * kLanes + lane} * w.block->local_stride + w.local_base + cs.ret_off[0],
+              &v, std::min<size_t>(8, cs.ret_size[0]));
+}
+
+// malloc(size) / free(ptr): the context's device heap (device_heap.hpp), lane by lane.
+void malloc_lanes(Warp& w, const CallSite& cs, uint32_t lanes) {
+  for_lanes(lanes, [&](unsigned l) { set_ret64(w, cs, l, device_malloc(*w.launch->ctx, arg64(w, cs, l, 0))); });
+}
+void free_lanes(Warp& w, const CallSite& cs, uint32_t lanes) {
+  for_lanes(lanes, [&](unsigned l) { device_free(*w.launch->ctx, arg64(w, cs, l, 0)); });
+}
+
 }  // namespace
 
 int builtin_for(const std::string& name) {
   if (name == "vprintf") return kVprintf;
   if (name == "__assertfail") return kAssertFail;
+  if (name == "malloc") return kMalloc;
+  if (name == "free") return kFree;
   return kNoBuiltin;
 }
 
@@ -153,6 +172,8 @@ void run_builtin(Warp& w, int builtin, const CallSite& cs, uint32_t lanes) {
   switch (builtin) {
     case kVprintf: vprintf_lanes(w, cs, lanes); break;
     case kAssertFail: assert_lanes(w, cs, lanes); break;
+    case kMalloc: malloc_lanes(w, cs, lanes); break;
+    case kFree: free_lanes(w, cs, lanes); break;
     default: break;
   }
 }

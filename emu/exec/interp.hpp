@@ -15,6 +15,10 @@
 #include "exec/ir.hpp"
 #include "exec/memory.hpp"
 
+namespace cuda_shim {
+class Context;
+}
+
 namespace cuda_shim::exec {
 
 constexpr unsigned kLanes = 32;
@@ -126,6 +130,7 @@ struct Launch {
   uint64_t resident_limit = 0;  // non-zero: the grid has more blocks than fit at once (refused when run)
   // The grid workspace, which %envreg1:%envreg2 point at (windows().grid_ws) in every launch.
   alignas(64) uint8_t grid_ws[kGridWorkspace] = {};
+  Context* ctx = nullptr;      // the context it runs in (the device heap's)
   uint64_t stream_id = 0;      // the stream it runs on (managed memory attached elsewhere is reported)
   // Device-side printf, gathered in order of completion and printed when the grid ends.
   std::string printf_out;

@@ -73,6 +73,7 @@ Errc enqueue_grid(module::Module& m, const module::KernelDesc& k, const module::
   L->local_stride = local_stride(*p, p->funcs[kernel], *st->ctx());
   L->kernel_name = k.name;
   L->stream_id = st->id();
+  L->ctx = st->ctx();
   L->racecheck = Config::get().strict != 0;
   L->cooperative = a.cooperative || reads_grid_workspace(*p, static_cast<uint32_t>(kernel));
   if (L->cooperative && !a.cooperative) {  // a plain launch using the grid barrier: only if it fits
