@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "memory/address_space.hpp"
+#include "memory/backing.hpp"
 #include "memory/managed.hpp"
 #include "memory/pool.hpp"
 
@@ -58,6 +59,7 @@ struct MemView::Keep {
   std::string reports;
   unsigned reported = 0;
   std::vector<uintptr_t> managed_reported;  // managed allocations already reported by this view
+  std::vector<uintptr_t> padding_reported;  // allocations whose padding this view reported touched
 
   // At most 8 lines per host thread and launch: a kernel repeats its mistakes in every thread.
   template <class... A>
@@ -83,6 +85,16 @@ std::string attachment_breach(const mem::Range& r, uint64_t stream_id) {
     return fmt::format("attached to stream {} (CU_MEM_ATTACH_SINGLE)", attached);
   return {};
 }
+// How far from lo an access may reach in the allocation [lo, lo + len) of range r: to the end of
+// its last 512-byte unit (cuMemAlloc's alignment), where the emulator's mapping reaches that far.
+uintptr_t padded_end(const mem::Range& r, uintptr_t lo, uintptr_t len) {
+  constexpr uintptr_t kUnit = 512;
+  const uintptr_t padded = (len + kUnit - 1) / kUnit * kUnit;
+  const uintptr_t mapped_from_base = r.backing ? r.backing->mapped_size() : r.size;
+  const uintptr_t limit = lo - r.base <= mapped_from_base ? mapped_from_base - (lo - r.base) : 0;
+  return std::min(padded, std::max<uintptr_t>(limit, len));
+}
+
 }  // namespace
 
 MemView::MemView(uint64_t stream_id, uint8_t* grid_ws) : stream_id_(stream_id), grid_ws_(grid_ws), keep_(new Keep) {}
@@ -138,8 +150,20 @@ uint8_t* MemView::slow(uintptr_t a, unsigned n, bool write, std::string& why) {
     }
   }
   if (a - lo >= len || n > len - (a - lo)) {
-    why = fmt::format("{} bytes at {:#x} run past the end of the {}-byte allocation at {:#x}", n, a, len, lo);
-    return nullptr;
+    // Past the end, within the allocation's 512-byte unit: a GPU reads and writes that padding
+    // without a fault (its pages are mapped), and so does this, after saying so once.
+    const uintptr_t padded = padded_end(*r, lo, len);
+    if (a - lo >= padded || n > padded - (a - lo)) {
+      why = fmt::format("{} bytes at {:#x} run past the end of the {}-byte allocation at {:#x}", n, a, len, lo);
+      return nullptr;
+    }
+    if (std::find(keep_->padding_reported.begin(), keep_->padding_reported.end(), lo) == keep_->padding_reported.end()) {
+      keep_->padding_reported.push_back(lo);
+      keep_->report("{} of {} bytes at {:#x}, {} bytes past the end of the {}-byte allocation at {:#x}: its padding, which "
+                    "a GPU touches without a fault (compute-sanitizer reports it)", write ? "write" : "read", n, a,
+                    a + n - (lo + len), len, lo);
+    }
+    len = padded;
   }
   if (r->kind == mem::Kind::vmm && r->vmm) {
     unsigned acc = mem::vmm_queries().device_access(*r->vmm, r->ordinal);

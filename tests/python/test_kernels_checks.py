@@ -192,3 +192,15 @@ def test_shared_memory_race_is_reported_under_strict(strict):
     assert len(races) == 1, r.stderr
     assert "kernel 'racy'" in r.stderr and "kernel 'fenced'" not in r.stderr
     assert "read after write" in races[0] or "write after read" in races[0]
+
+
+def test_padding_past_the_end_of_an_allocation_is_reported_not_a_fault(kernel, capfd):
+    # cuMemAlloc hands out 512-byte units; a GPU reads and writes past the end of a 40-byte
+    # allocation, inside its unit, without a fault (numba-cuda's own tests do).
+    fn, (a, _) = kernel
+    ptr = ok(cu.cuMemAlloc(40))
+    store(fn, a, int(ptr) + 44, 66)
+    err = capfd.readouterr().err
+    assert f"bytes past the end of the 40-byte allocation at {int(ptr):#x}: its padding" in err
+    ok(cu.cuCtxSynchronize())
+    ok(cu.cuMemFree(ptr))
