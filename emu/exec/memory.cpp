@@ -121,6 +121,9 @@ uint8_t* MemView::slow(uintptr_t a, unsigned n, bool write, std::string& why) {
     return grid_ws_ + (a - ws);
   }
   mem::RangePtr r = mem::AddressSpace::get().find(a);
+  // In no allocation, but perhaps in the padding of the last 512-byte unit of the one below
+  // (allocations start on such units): the check of the end below decides.
+  if (!r) r = mem::AddressSpace::get().find(a & ~uintptr_t{511});
   if (!r) {
     why = fmt::format("address {:#x} lies in no allocation{}", a, nearest(a));
     return nullptr;
