@@ -88,6 +88,21 @@ bool release_barriers(Block& b) {
   return any;
 }
 
+// Nothing can run: lanes waiting at a warp-synchronous instruction for members that exited since,
+// or wait at a block barrier, go on with the members present (as a GPU does when the others have
+// exited; numba-cuda's reduction syncs a warp from inside `if tid < 2`). True when any went on.
+bool release_warp_syncs(Block& b) {
+  bool any = false;
+  for (Warp& w : b.warps) {
+    uint32_t rel = 0;
+    for_lanes(w.blocked & w.alive, [&](unsigned l) {
+      if (w.bar_id[l] == kWarpSyncBar) rel |= 1u << l;
+    });
+    if (rel) w.blocked &= ~rel, any = true;
+  }
+  return any;
+}
+
 // The lanes of `group` whose guard predicate holds.
 uint32_t guarded(const Warp& w, const Insn& in, uint32_t group) {
   if (in.guard == kNone) return group;
@@ -434,7 +449,7 @@ bool run_block(Launch& L, uint32_t linear, Block& b, std::vector<uint8_t>& shm, 
       if (L.stop.load(std::memory_order_relaxed)) return true;
     }
     if (!any_alive) return true;
-    if (!progressed && !release_barriers(b)) {
+    if (!progressed && !release_barriers(b) && !release_warp_syncs(b)) {
       Warp& w = *std::find_if(b.warps.begin(), b.warps.end(), [](const Warp& x) { return x.alive != 0; });
       w.cur = nullptr;
       raise(w, static_cast<unsigned>(__builtin_ctz(w.alive)), Errc::launch_failed,
