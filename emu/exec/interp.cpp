@@ -387,11 +387,14 @@ bool run_block(Launch& L, uint32_t linear, Block& b, std::vector<uint8_t>& shm, 
   std::fill(std::begin(b.red_popc), std::end(b.red_popc), 0u);
   std::fill(std::begin(b.red_all), std::end(b.red_all), 1u);
   std::fill(std::begin(b.red_any), std::end(b.red_any), 0u);
-  if (shm.size() < L.shared_total) shm.resize(L.shared_total);
-  if (L.shared_total) std::memset(shm.data(), 0, L.shared_total);  // no shared memory: no buffer
+  // A block's shared memory comes in 128-byte units, as on a GPU: a vector load that reaches into
+  // the last unit's padding (numba-cuda's dynamic shared slices) reads it without a fault.
+  const uint32_t shared = (L.shared_total + 127) / 128 * 128;
+  if (shm.size() < shared) shm.resize(shared);
+  if (shared) std::memset(shm.data(), 0, shared);  // no shared memory: no buffer
   b.shared = shm.data();
-  b.shared_size = L.shared_total;
-  if (b.race) b.race->reset(L.shared_total);
+  b.shared_size = shared;
+  if (b.race) b.race->reset(shared);
   b.local_stride = L.local_stride;
   const size_t lbytes = size_t{b.threads} * L.local_stride;
   if (loc.size() < lbytes) loc.resize(lbytes);
