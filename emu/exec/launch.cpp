@@ -151,8 +151,7 @@ Errc check_cooperative(const LaunchArgs& a, const KernelDesc& k, const FuncSetti
                        const char* api) {
   const uint64_t blocks = uint64_t{a.grid[0]} * a.grid[1] * a.grid[2];
   const int threads = static_cast<int>(a.block[0] * a.block[1] * a.block[2]);
-  const uint64_t fit = uint64_t(active_blocks(k, s, d, threads, a.shared)) *
-                       d.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  const uint64_t fit = resident_blocks(k, s, d, threads, a.shared);
   if (blocks > fit)
     return fail(Errc::cooperative_launch_too_large, "{}: a cooperative grid of {} blocks of {} threads ({} bytes of dynamic "
                 "shared memory) of kernel '{}': the device holds {} such blocks at once", api, blocks, threads,

@@ -77,9 +77,8 @@ Errc enqueue_grid(module::Module& m, const module::KernelDesc& k, const module::
   L->racecheck = Config::get().strict != 0;
   L->cooperative = a.cooperative || reads_grid_workspace(*p, static_cast<uint32_t>(kernel));
   if (L->cooperative && !a.cooperative) {  // a plain launch using the grid barrier: only if it fits
-    const uint64_t fit = uint64_t(module::active_blocks(k, s, *st->ctx()->device(), static_cast<int>(L->block[0] *
-                                  L->block[1] * L->block[2]), a.shared)) *
-                         st->ctx()->device()->attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    const int threads = static_cast<int>(L->block[0] * L->block[1] * L->block[2]);
+    const uint64_t fit = module::resident_blocks(k, s, *st->ctx()->device(), threads, a.shared);
     if (uint64_t{L->grid[0]} * L->grid[1] * L->grid[2] > fit) L->resident_limit = std::max<uint64_t>(fit, 1);
   }
   TRY(copy_params(k, a, L->params, api));

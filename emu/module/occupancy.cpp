@@ -79,6 +79,10 @@ int active_blocks(const KernelDesc& k, const FuncSettings& s, const Device& d, i
   return std::max(n, 0);
 }
 
+uint64_t resident_blocks(const KernelDesc& k, const FuncSettings& s, const Device& d, int threads, size_t dyn) {
+  return uint64_t(active_blocks(k, s, d, threads, dyn)) * Sm(d).count;
+}
+
 // The block size with the most resident threads per SM (the largest such, searching down from
 // the limit in warp steps, the limit itself first), and the grid that fills the device with it.
 void potential_block_size(const KernelDesc& k, const FuncSettings& s, const Device& d, CUoccupancyB2DSize b2d,
