@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails on an #include that runs up the emulator's layers (emu/<room>/...).
 
-Rooms, bottom-up: platform < core < memory < ipc | vmm | external < module | inspect < exec < runtime < nvml <
+Rooms, bottom-up: platform < core < memory < ipc | vmm | external < module | inspect < exec < graph < runtime < nvml <
 abi | hosting (NVIDIA's private tables are an export surface, as abi's symbols are). A room includes its own headers and those of rooms below it. Every room
 may include the error machinery (core/errc.hpp) and the entry prototypes the .def tables
 generate (abi/driver_api.hpp, abi/runtime_api.hpp): each room implements entries.
@@ -15,7 +15,7 @@ import re
 import sys
 
 RANK = {"platform": 0, "core": 1, "memory": 2, "ipc": 3, "vmm": 3, "external": 3, "module": 4, "inspect": 4,
-        "exec": 5, "runtime": 6, "nvml": 7, "abi": 8, "hosting": 8}
+        "exec": 5, "graph": 6, "runtime": 7, "nvml": 8, "abi": 9, "hosting": 9}
 ANYWHERE = {"core/errc.hpp", "abi/driver_api.hpp", "abi/runtime_api.hpp"}
 
 # (including file, included header): why it is there / what would remove it.

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "abi/driver_api.hpp"
+#include "core/capture.hpp"
 #include "core/fresh_alloc.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
@@ -434,6 +435,7 @@ Errc cuCtxSynchronize() noexcept {
   std::shared_ptr<Context> ctx;
   TRY(require_context("cuCtxSynchronize", ctx));
   TRY(not_in_host_function("cuCtxSynchronize"));
+  TRY(cap::refuse_if_context_captures(ctx.get(), "cuCtxSynchronize"));
   ctx->synchronize();
   if (ctx->faulted()) return ctx->fault_error("cuCtxSynchronize");
   return Errc::success;
@@ -444,6 +446,7 @@ Errc cuCtxSynchronize_v2(CUcontext h) noexcept {
   std::shared_ptr<Context> ctx;
   TRY(lookup_ctx(h, "cuCtxSynchronize_v2", ctx));
   TRY(not_in_host_function("cuCtxSynchronize_v2"));
+  TRY(cap::refuse_if_context_captures(ctx.get(), "cuCtxSynchronize_v2"));
   ctx->synchronize();
   if (ctx->faulted()) return ctx->fault_error("cuCtxSynchronize_v2");
   return Errc::success;

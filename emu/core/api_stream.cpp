@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "abi/driver_api.hpp"
+#include "core/capture.hpp"
 #include "core/fresh_alloc.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
@@ -36,6 +37,7 @@ Errc stream_create(CUstream* ph, unsigned flags, int priority, const char* api) 
 Errc query(CUstream h, bool pt, const char* api) {
   Stream* s = nullptr;
   TRY(resolve_stream(h, pt, api, s));
+  TRY(cap::refuse_if_capturing(*s, api));
   return s->idle() ? Errc::success : Errc::not_ready;
 }
 
@@ -43,6 +45,7 @@ Errc sync(CUstream h, bool pt, const char* api) {
   Stream* s = nullptr;
   TRY(resolve_stream(h, pt, api, s));
   TRY(not_in_host_function(api));
+  TRY(cap::refuse_if_capturing(*s, api));
   s->synchronize();
   ev::host_synchronised.emit();  // observed frees are released down to each pool's threshold
   if (s->ctx()->faulted()) return s->ctx()->fault_error(api);  // a kernel of the wait faulted
@@ -63,6 +66,25 @@ void wait_shared(const uint64_t* w, uint64_t target) {
     std::this_thread::sleep_for(std::chrono::microseconds(spins < 100 ? 20 : 200));
 }
 
+// cuStreamWaitEvent where captures are involved: on an event recorded in a capture, the stream
+// joins it (a fork); a capturing stream waiting on an event recorded outside its capture crosses
+// the capture's boundary (CUDA_ERROR_STREAM_CAPTURE_ISOLATION, measured, and the capture ends
+// invalidated). `done`: nothing is left for the ordinary path.
+Errc wait_captured(Stream& s, Event& ev, const char* api, bool& done) {
+  std::vector<void*> deps;
+  auto from = ev.captured(&deps);
+  auto mine = s.capture();
+  done = from || mine;
+  if (from && from->active()) return from->join(s, deps, api);
+  if (from)
+    return fail(Errc::invalid_value, "{}: the event was recorded in a stream capture that has ended; record it "
+                "again outside a capture to wait on it", api);
+  if (mine)
+    return mine->refuse(Errc::stream_capture_isolation, api, "the capturing stream waits on an event recorded outside "
+                        "its capture");
+  return Errc::success;
+}
+
 Errc wait_event(CUstream hs, CUevent he, unsigned flags, bool pt, const char* api) {
   std::shared_ptr<Stream> s;
   TRY(resolve_stream(hs, pt, api, s));
@@ -70,6 +92,11 @@ Errc wait_event(CUstream hs, CUevent he, unsigned flags, bool pt, const char* ap
   TRY(resolve_event(he, api, ev));
   if (flags & ~1u)  // CU_EVENT_WAIT_EXTERNAL
     return fail(Errc::invalid_value, "{}: flags {:#x}: only CU_EVENT_WAIT_DEFAULT and CU_EVENT_WAIT_EXTERNAL exist", api, flags);
+  if (cap::g_open.load(std::memory_order_acquire) || ev->captured()) [[unlikely]] {
+    bool done = false;
+    TRY(wait_captured(*s, *ev, api, done));
+    if (done) return Errc::success;
+  }
   if (uint64_t* w = ev->shared()) {
     // Another process may record it: the stream waits (on its worker) for the records issued now.
     uint64_t target = issued(w);
@@ -107,6 +134,15 @@ Errc host_func(CUstream h, CUhostFn fn, void* user, bool pt, const char* api) {
   std::shared_ptr<Stream> s;
   TRY(resolve_stream(h, pt, api, s));
   TRY(need(reinterpret_cast<const void*>(fn), api, "fn"));
+  std::shared_ptr<cap::Sequence> seq;
+  TRY(cap::intercept(*s, api, seq));
+  if (seq) [[unlikely]] {
+    cap::Spec sp;
+    sp.kind = cap::Kind::host;
+    sp.host = CUDA_HOST_NODE_PARAMS{fn, user};
+    sp.issue = [fn, user](CUstream st) { return host_func(st, fn, user, false, "cuGraphLaunch"); };
+    return seq->add(*s, std::move(sp), api);
+  }
   s->enqueue([fn, user] { run_host_function([&] { fn(user); }); }, {}, /*inline_ok=*/false);
   return Errc::success;
 }
@@ -116,6 +152,11 @@ Errc add_callback(CUstream h, CUstreamCallback cb, void* user, unsigned flags, b
   TRY(resolve_stream(h, pt, api, s));
   TRY(need(reinterpret_cast<const void*>(cb), api, "callback"));
   if (flags != 0) return fail(Errc::invalid_value, "{}: flags must be 0 (got {:#x})", api, flags);
+  std::shared_ptr<cap::Sequence> seq;
+  TRY(cap::intercept(*s, api, seq));
+  if (seq) [[unlikely]]  // the driver refuses callbacks in a capture: cuLaunchHostFunc is their successor
+    return seq->refuse(Errc::stream_capture_unsupported, api, "cuStreamAddCallback cannot be captured; use "
+                       "cuLaunchHostFunc");
   s->enqueue([cb, user, h] { run_host_function([&] { cb(h, CUDA_SUCCESS, user); }); }, {}, false);
   return Errc::success;
 }
@@ -129,6 +170,14 @@ Errc record(CUevent he, CUstream hs, unsigned flags, bool pt, const char* api) {
     return fail(Errc::invalid_value, "{}: flags {:#x}: only CU_EVENT_RECORD_DEFAULT and CU_EVENT_RECORD_EXTERNAL exist", api, flags);
   if (s->ctx() != ev->ctx())
     return fail(Errc::invalid_handle, "{}: event and stream belong to different contexts", api);
+  std::shared_ptr<cap::Sequence> cseq;
+  TRY(cap::intercept(*s, api, cseq));
+  if (cseq) [[unlikely]] {  // a capture's record makes no node: the event names the stream's nodes now
+    if (!cseq->active())
+      return fail(Errc::stream_capture_invalidated, "{}: the stream's capture was invalidated", api);
+    ev->set_captured(cseq, cseq->deps(*s));
+    return Errc::success;
+  }
   const bool timing = ev->timing();
   uint64_t* w = ev->shared();
   uint64_t nth = w ? std::atomic_ref<uint64_t>(w[0]).fetch_add(1) + 1 : 0;
@@ -184,13 +233,17 @@ Errc cuStreamGetPriority(CUstream h, int* p) noexcept {
 Errc cuStreamGetPriority_ptsz(CUstream h, int* p) noexcept {
   return stream_get(h, true, "cuStreamGetPriority", p, [&](Stream& s) { *p = s.priority(); });
 }
-// Stream capture (graphs) is not emulated: no stream is ever capturing. The answer is still the
-// driver's for every handle: NONE for a live stream, the stream's own error for a bad one.
+// NONE, ACTIVE, or INVALIDATED (a capture some call invalidated, until cuStreamEndCapture).
+static CUstreamCaptureStatus capture_status(const Stream& s) {
+  auto c = s.capture();
+  if (!c) return CU_STREAM_CAPTURE_STATUS_NONE;
+  return c->active() ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+}
 Errc cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus* st) noexcept {
-  return stream_get(h, false, "cuStreamIsCapturing", st, [&](Stream&) { *st = CU_STREAM_CAPTURE_STATUS_NONE; });
+  return stream_get(h, false, "cuStreamIsCapturing", st, [&](Stream& s) { *st = capture_status(s); });
 }
 Errc cuStreamIsCapturing_ptsz(CUstream h, CUstreamCaptureStatus* st) noexcept {
-  return stream_get(h, true, "cuStreamIsCapturing", st, [&](Stream&) { *st = CU_STREAM_CAPTURE_STATUS_NONE; });
+  return stream_get(h, true, "cuStreamIsCapturing", st, [&](Stream& s) { *st = capture_status(s); });
 }
 
 Errc cuStreamGetFlags(CUstream h, unsigned int* f) noexcept {
@@ -268,6 +321,12 @@ Errc cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int f) noexcept
 Errc cuEventQuery(CUevent h) noexcept {
   Event* ev = nullptr;
   TRY(resolve_event(h, "cuEventQuery", ev));
+  if (auto seq = ev->captured()) [[unlikely]] {
+    if (seq->active())
+      return seq->refuse(Errc::captured_event, "cuEventQuery", "the event was recorded in a capture still open");
+    return fail(Errc::invalid_value, "cuEventQuery: the event was last recorded in a stream capture; it has no "
+                "completion to report");
+  }
   if (const uint64_t* w = ev->shared()) return completed_upto(w) >= issued(w) ? Errc::success : Errc::not_ready;
   // Never recorded: nothing pending.
   return ev->state() == Event::State::pending ? Errc::not_ready : Errc::success;
@@ -277,6 +336,9 @@ Errc cuEventSynchronize(CUevent h) noexcept {
   Event* ev = nullptr;
   TRY(resolve_event(h, "cuEventSynchronize", ev));
   TRY(not_in_host_function("cuEventSynchronize"));
+  if (ev->captured()) [[unlikely]]
+    return fail(Errc::invalid_value, "cuEventSynchronize: the event was last recorded in a stream capture; there is "
+                "nothing to wait for");
   if (const uint64_t* w = ev->shared()) wait_shared(w, issued(w));
   switch (ev->observe_if_complete()) {
     case Event::State::never:

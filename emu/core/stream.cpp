@@ -383,6 +383,10 @@ void Event::set(Stream& s, uint64_t seq, TimePoint when, std::shared_ptr<EventRe
   std::shared_ptr<EventRecord> old;  // released after the lock (declared before it)
   {
     std::lock_guard lk(m_);
+    if (cap_seq_) [[unlikely]] {  // recorded outside a capture again: an ordinary event once more
+      cap_seq_.reset();
+      cap_deps_.clear();
+    }
     if (stream_.get() == &s && clock_gen_ == gen) {  // re-recorded on the same stream: no references
       seq_ = seq;
       when_ = when;

@@ -24,6 +24,9 @@ namespace cuda_shim {
 
 class Context;
 class Stream;
+namespace cap {
+class Sequence;
+}
 
 // "Operation seq of stream s" — complete when s->completed() >= seq.
 struct Dep {
@@ -60,6 +63,20 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // The user's handle (streams of cuStreamCreate; null for default streams).
   void* handle() const { return handle_; }
   void set_handle(void* h) { handle_ = h; }
+
+  // The capture sequence this stream takes part in (core/capture.hpp), or null: one load while
+  // the stream is not capturing.
+  std::shared_ptr<cap::Sequence> capture() const {
+    if (!capturing_.load(std::memory_order_acquire)) [[likely]]
+      return nullptr;
+    std::lock_guard lk(cap_m_);
+    return cap_;
+  }
+  void set_capture(std::shared_ptr<cap::Sequence> s) {
+    std::lock_guard lk(cap_m_);
+    cap_ = std::move(s);
+    capturing_.store(cap_ != nullptr, std::memory_order_release);
+  }
 
   // Enqueue work in stream order. `inline_ok`: may run in the caller's thread when idle.
   // Returns the operation's sequence number.
@@ -168,6 +185,9 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::shared_ptr<std::atomic<int64_t>> busy_blocking_;
   mutable std::mutex clock_m_;
   ClockPtr clock_;
+  mutable std::mutex cap_m_;
+  std::shared_ptr<cap::Sequence> cap_;
+  std::atomic<bool> capturing_{false};
   std::atomic<uint64_t> clock_gen_{0};   // bumped with every new clock_
   std::atomic<uint64_t> clock_seen_{0};  // the clock_gen_ whose entries observe() settled in full
 };
@@ -226,6 +246,19 @@ class Event {
   bool shared_owner() const { return owner_; }
   bool opened() const { return shared() && !owner_; }
 
+  // Recorded during a stream capture: the event stands for a set of the capture's nodes (what a
+  // cuStreamWaitEvent on it joins), not for a stream position. An ordinary record clears it.
+  void set_captured(std::shared_ptr<cap::Sequence> seq, std::vector<void*> deps) {
+    std::lock_guard lk(m_);
+    cap_seq_ = std::move(seq);
+    cap_deps_ = std::move(deps);
+  }
+  std::shared_ptr<cap::Sequence> captured(std::vector<void*>* deps = nullptr) const {
+    std::lock_guard lk(m_);
+    if (deps) *deps = cap_deps_;
+    return cap_seq_;
+  }
+
  private:
   unsigned flags_;
   std::shared_ptr<Context> ctx_;
@@ -240,6 +273,8 @@ class Event {
   std::atomic<uint64_t*> shared_{nullptr};
   uint64_t token_hi_ = 0, token_lo_ = 0;
   bool owner_ = false;
+  std::shared_ptr<cap::Sequence> cap_seq_;
+  std::vector<void*> cap_deps_;
 };
 
 // Block until `d` is complete.

@@ -9,8 +9,10 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "abi/driver_api.hpp"
+#include "core/capture.hpp"
 #include "core/config.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
@@ -161,12 +163,70 @@ Errc check_cooperative(const LaunchArgs& a, const KernelDesc& k, const FuncSetti
 
 }  // namespace
 
-Errc launch(CUfunction h, const LaunchArgs& a, const char* api) {
+namespace {
+
+// A launch's arguments copied out, owned by a graph node: the node launches with them every time.
+struct KeptArgs {
+  std::vector<unsigned char> buf;
+  std::vector<void*> ptrs;
+  size_t size = 0;
+  void* extra[5] = {};
+};
+
+std::shared_ptr<KeptArgs> keep_args(const KernelDesc& k, const LaunchArgs& a) {
+  auto kept = std::make_shared<KeptArgs>();
+  if (a.params) {
+    kept->buf.resize(k.param_bytes);
+    kept->ptrs.resize(k.params.size());
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      std::memcpy(kept->buf.data() + k.params[i].offset, a.params[i], k.params[i].size);
+      kept->ptrs[i] = kept->buf.data() + k.params[i].offset;
+    }
+    if (kept->ptrs.empty()) kept->ptrs.push_back(nullptr);  // kernelParams stays non-NULL
+    return kept;
+  }
+  if (extra_empty(a.extra)) return kept;
+  const void* src = nullptr;
+  for (size_t i = 0; a.extra[i] != CU_LAUNCH_PARAM_END; i += 2)
+    if (a.extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) src = a.extra[i + 1];
+    else if (a.extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) kept->size = *static_cast<size_t*>(a.extra[i + 1]);
+  kept->buf.resize(kept->size);
+  if (src && kept->size) std::memcpy(kept->buf.data(), src, kept->size);
+  kept->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+  kept->extra[1] = kept->buf.data();
+  kept->extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+  kept->extra[3] = &kept->size;
+  kept->extra[4] = CU_LAUNCH_PARAM_END;
+  return kept;
+}
+
+// A checked launch as a graph node: cuGraphLaunch launches h again with the copied arguments.
+void kernel_spec(CUfunction h, const KernelDesc& k, const LaunchArgs& a, cap::Spec& sp) {
+  auto kept = keep_args(k, a);
+  LaunchArgs b = a;
+  b.params = kept->ptrs.empty() ? nullptr : kept->ptrs.data();
+  b.extra = kept->extra[0] ? kept->extra : nullptr;
+  b.stream = nullptr;
+  b.per_thread = false;
+  sp.kind = cap::Kind::kernel;
+  sp.label = k.name;
+  sp.kernel = CUDA_KERNEL_NODE_PARAMS{h, a.grid[0], a.grid[1], a.grid[2], a.block[0], a.block[1], a.block[2], a.shared,
+                                      b.params, b.extra, nullptr, nullptr};
+  sp.keep = kept;
+  sp.issue = [h, b, kept](CUstream s) {
+    LaunchArgs c = b;
+    c.stream = s;
+    return launch(h, c, "cuGraphLaunch");
+  };
+}
+
+// Every check of a launch that does not depend on its stream.
+Errc check_launch(CUfunction h, const LaunchArgs& a, const char* api, std::shared_ptr<Function>& f,
+                  std::shared_ptr<Module>& m) {
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
-  std::shared_ptr<Function> f;
   TRY(resolve_function(h, api, f, /*accept_kernel=*/true));
-  auto m = f->module.lock();
+  m = f->module.lock();
   if (!m) return fail(Errc::invalid_handle, "{}: the function's module was unloaded", api);
   if (m->ctx != ctx)
     return fail(Errc::invalid_handle, "{}: kernel '{}' was loaded in context {}, not the current context {}", api,
@@ -187,8 +247,48 @@ Errc launch(CUfunction h, const LaunchArgs& a, const char* api) {
   if (extra) TRY(check_extra(a.extra, k, api));
   TRY(check_cluster(a, k, s, *ctx->device(), api));
   if (a.cooperative) TRY(check_cooperative(a, k, s, *ctx->device(), api));
+  return Errc::success;
+}
+
+}  // namespace
+
+Errc kernel_node(const CUDA_KERNEL_NODE_PARAMS& p, cap::Spec& out, const char* api) {
+  CUfunction h = p.func ? p.func : reinterpret_cast<CUfunction>(p.kern);
+  LaunchArgs a{{p.gridDimX, p.gridDimY, p.gridDimZ}, {p.blockDimX, p.blockDimY, p.blockDimZ}, p.sharedMemBytes,
+               nullptr, p.kernelParams, p.extra, false};
+  std::shared_ptr<Function> f;
+  std::shared_ptr<Module> m;
+  TRY(check_launch(h, a, api, f, m));
+  kernel_spec(h, *f->desc, a, out);
+  // GetParams hands back the function as it was given (NVIDIA's runtime passes a CUkernel, which
+  // it maps back to its kernel stub).
+  out.kernel.func = p.func;
+  out.kernel.kern = p.kern;
+  out.kernel.ctx = p.ctx;
+  out.ctx = reinterpret_cast<CUcontext>(m->ctx.get());
+  return Errc::success;
+}
+
+Errc launch(CUfunction h, const LaunchArgs& a, const char* api) {
+  std::shared_ptr<Function> f;
+  std::shared_ptr<Module> m;
+  TRY(check_launch(h, a, api, f, m));
+  const KernelDesc& k = *f->desc;
+  FuncSettings s;
+  {
+    std::lock_guard lk(f->m);
+    s = f->settings;
+  }
   std::shared_ptr<Stream> st;
   TRY(resolve_stream(a.stream, a.per_thread, api, st));
+  std::shared_ptr<cap::Sequence> seq;
+  TRY(cap::intercept(*st, api, seq));
+  if (seq) [[unlikely]] {  // a capturing stream: the launch becomes a kernel node
+    cap::Spec sp;
+    kernel_spec(h, k, a, sp);
+    sp.ctx = reinterpret_cast<CUcontext>(m->ctx.get());
+    return seq->add(*st, std::move(sp), api);
+  }
   const auto policy = Config::get().kernels;
   record(k, a, policy == Config::KernelPolicy::skip, st->id());
   if (policy == Config::KernelPolicy::refuse)

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/capture.hpp"
 #include "core/errc.hpp"
 
 namespace cuda_shim::module {
@@ -25,6 +26,9 @@ struct LaunchArgs {
 
 // Checks a launch of h as the driver does, then runs, refuses or skips it (Config::kernels).
 Errc launch(CUfunction h, const LaunchArgs& a, const char* api);
+// A kernel node (cuGraphAddKernelNode): checked as a launch is, the arguments copied, and a Spec
+// whose issue launches it on the graph's launch stream.
+Errc kernel_node(const CUDA_KERNEL_NODE_PARAMS& p, cap::Spec& out, const char* api);
 
 uint64_t launch_count() noexcept;
 // Launch `index` (0 = the process's first), if still kept.

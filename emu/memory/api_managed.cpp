@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "abi/driver_api.hpp"
+#include "core/capture.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
 #include "core/stream.hpp"
@@ -72,6 +73,7 @@ Errc cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) n
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
   TRY(need(dptr, api, "dptr"));
+  TRY(cap::check_unsafe(api));
   if (bytesize == 0)  // measured
     return fail(Errc::invalid_value, "{}: bytesize is 0 (the driver refuses empty allocations)", api);
   if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)  // measured: SINGLE too

@@ -2,6 +2,7 @@
 // the default stream (legacy, or per-thread for _ptds) and return when done; Async forms
 // queue on their stream (_ptsz: a null stream means the per-thread default stream).
 #include "abi/driver_api.hpp"
+#include "core/capture.hpp"
 #include "core/context.hpp"
 #include "memory/copy.hpp"
 
@@ -17,6 +18,33 @@ using mem::Submit;
 constexpr Submit kSync{false, nullptr, false};
 constexpr Submit kSyncPt{false, nullptr, true};
 Submit async_on(CUstream s, bool pt) { return Submit{true, s, pt}; }
+constexpr const char* kLaunch = "cuGraphLaunch";
+
+// The capture sequence an async call's stream takes part in (null: none, the call queues), and
+// the stream. Checked after the arguments, as the driver reports a bad argument first.
+Errc sequence_of(const Submit& how, const char* api, std::shared_ptr<Stream>& st, std::shared_ptr<cap::Sequence>& seq) {
+  if (!how.async || how.dry || cap::g_open.load(std::memory_order_acquire) == 0) [[likely]]
+    return Errc::success;
+  TRY(resolve_stream(how.stream, how.per_thread, api, st));
+  return cap::intercept(*st, api, seq);
+}
+
+CUmemorytype memtype(Space s) {
+  return s == Space::device ? CU_MEMORYTYPE_DEVICE : s == Space::host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED;
+}
+
+// A 1D copy as the CUDA_MEMCPY3D a memcpy node reports.
+CUDA_MEMCPY3D desc_1d(uintptr_t dst, Space ds, uintptr_t src, Space ss, size_t n) {
+  CUDA_MEMCPY3D c{};
+  c.srcMemoryType = memtype(ss);
+  c.dstMemoryType = memtype(ds);
+  if (ss == Space::host) c.srcHost = reinterpret_cast<const void*>(src); else c.srcDevice = src;
+  if (ds == Space::host) c.dstHost = reinterpret_cast<void*>(dst); else c.dstDevice = dst;
+  c.WidthInBytes = n;
+  c.Height = 1;
+  c.Depth = 1;
+  return c;
+}
 
 // 1D copy between two pointers, each read as `ds` / `ss`.
 Errc copy_1d(uintptr_t dst, Space ds, const char* dwhat, uintptr_t src, Space ss, const char* swhat, size_t n,
@@ -30,6 +58,16 @@ Errc copy_1d(uintptr_t dst, Space ds, const char* dwhat, uintptr_t src, Space ss
   TRY(mem::resolve(src, ss, e, api, swhat, op.src));
   TRY(mem::resolve(dst, ds, e, api, dwhat, op.dst));
   TRY(mem::check_writable(op.dst, api, dwhat));
+  std::shared_ptr<Stream> st;
+  std::shared_ptr<cap::Sequence> seq;
+  TRY(sequence_of(how, api, st, seq));
+  if (seq) [[unlikely]] {
+    cap::Spec sp;
+    sp.kind = cap::Kind::memcpy;
+    sp.copy = desc_1d(dst, ds, src, ss, n);
+    sp.issue = [=](CUstream s) { return copy_1d(dst, ds, dwhat, src, ss, swhat, n, async_on(s, false), kLaunch); };
+    return seq->add(*st, std::move(sp), api);
+  }
   return mem::submit_copy(std::move(op), how, api);
 }
 
@@ -53,6 +91,38 @@ Errc peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size
   return copy_1d(dst, Space::device, "dstDevice", src, Space::device, "srcDevice", n, how, api);
 }
 
+Errc copy3d(const CUDA_MEMCPY3D* c, const Submit& how, const char* api);
+
+// A 2D/3D copy on a capturing stream: checked, then a memcpy node that repeats it.
+Errc capture_3d(const mem::Copy3DArgs& a, const CUDA_MEMCPY3D& desc, const Submit& how, const char* api, bool& done) {
+  std::shared_ptr<Stream> st;
+  std::shared_ptr<cap::Sequence> seq;
+  Submit dry = how;
+  dry.dry = true;
+  done = false;
+  if (!how.async || cap::g_open.load(std::memory_order_acquire) == 0) [[likely]]
+    return Errc::success;
+  TRY(mem::copy_3d(a, dry, api));
+  TRY(sequence_of(how, api, st, seq));
+  if (!seq) return Errc::success;
+  done = true;
+  cap::Spec sp;
+  sp.kind = cap::Kind::memcpy;
+  sp.copy = desc;
+  sp.issue = [desc](CUstream s) { return copy3d(&desc, async_on(s, false), kLaunch); };
+  return seq->add(*st, std::move(sp), api);
+}
+
+CUDA_MEMCPY3D desc_of(const CUDA_MEMCPY2D& c) {
+  CUDA_MEMCPY3D d{};
+  d.srcXInBytes = c.srcXInBytes, d.srcY = c.srcY, d.srcMemoryType = c.srcMemoryType, d.srcHost = c.srcHost;
+  d.srcDevice = c.srcDevice, d.srcArray = c.srcArray, d.srcPitch = c.srcPitch, d.srcHeight = c.Height;
+  d.dstXInBytes = c.dstXInBytes, d.dstY = c.dstY, d.dstMemoryType = c.dstMemoryType, d.dstHost = c.dstHost;
+  d.dstDevice = c.dstDevice, d.dstArray = c.dstArray, d.dstPitch = c.dstPitch, d.dstHeight = c.Height;
+  d.WidthInBytes = c.WidthInBytes, d.Height = c.Height, d.Depth = 1;
+  return d;
+}
+
 Errc copy2d(const CUDA_MEMCPY2D* c, const Submit& how, const char* api) {
   if (!c) {
     std::shared_ptr<Context> ctx;
@@ -62,6 +132,9 @@ Errc copy2d(const CUDA_MEMCPY2D* c, const Submit& how, const char* api) {
   mem::Copy3DArgs a{c->srcXInBytes, c->srcY, 0, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcArray,
                     c->srcPitch, c->Height, c->dstXInBytes, c->dstY, 0, c->dstMemoryType, c->dstHost,
                     c->dstDevice, c->dstArray, c->dstPitch, c->Height, c->WidthInBytes, c->Height, 1};
+  bool done = false;
+  TRY(capture_3d(a, desc_of(*c), how, api, done));
+  if (done) return Errc::success;
   return mem::copy_3d(a, how, api);
 }
 
@@ -74,6 +147,9 @@ Errc copy3d(const CUDA_MEMCPY3D* c, const Submit& how, const char* api) {
   mem::Copy3DArgs a{c->srcXInBytes, c->srcY, c->srcZ, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcArray,
                     c->srcPitch, c->srcHeight, c->dstXInBytes, c->dstY, c->dstZ, c->dstMemoryType, c->dstHost,
                     c->dstDevice, c->dstArray, c->dstPitch, c->dstHeight, c->WidthInBytes, c->Height, c->Depth};
+  bool done = false;
+  TRY(capture_3d(a, *c, how, api, done));
+  if (done) return Errc::success;
   return mem::copy_3d(a, how, api);
 }
 
@@ -113,6 +189,19 @@ Errc fill(CUdeviceptr dst, size_t pitch, unsigned value, unsigned elem, size_t w
   Extent e{width * elem, height, 1, pitch, pitch * height};
   TRY(mem::resolve(dst, Space::device, e, api, "dstDevice", op.dst));
   TRY(mem::check_writable(op.dst, api, "dstDevice"));
+  std::shared_ptr<Stream> st;
+  std::shared_ptr<cap::Sequence> seq;
+  TRY(sequence_of(how, api, st, seq));
+  if (seq) [[unlikely]] {
+    Submit dry = how;
+    dry.dry = true;
+    TRY(mem::submit_fill(std::move(op), dry, api));
+    cap::Spec sp;
+    sp.kind = cap::Kind::memset;
+    sp.fill = CUDA_MEMSET_NODE_PARAMS{dst, height > 1 ? pitch : 0, value, elem, width, height};
+    sp.issue = [=](CUstream s) { return fill(dst, pitch, value, elem, width, height, async_on(s, false), kLaunch); };
+    return seq->add(*st, std::move(sp), api);
+  }
   return mem::submit_fill(std::move(op), how, api);
 }
 
@@ -254,3 +343,31 @@ MEMSET_2D(cuMemsetD2D32, "cuMemsetD2D32", unsigned int, 4)
 #undef MEMSET_2D
 
 }  // namespace cuda_shim::api
+
+namespace cuda_shim::mem {
+
+Errc copy_node(const CUDA_MEMCPY3D& c, cap::Spec& out, const char* api) {
+  Submit dry{true, nullptr, false, true};
+  TRY(api::copy3d(&c, dry, api));
+  out.kind = cap::Kind::memcpy;
+  out.copy = c;
+  out.issue = [c](CUstream s) { return api::copy3d(&c, api::async_on(s, false), api::kLaunch); };
+  return Errc::success;
+}
+
+Errc fill_node(const CUDA_MEMSET_NODE_PARAMS& p, cap::Spec& out, const char* api) {
+  if (p.elementSize != 1 && p.elementSize != 2 && p.elementSize != 4)
+    return fail(Errc::invalid_value, "{}: elementSize {} is not 1, 2 or 4", api, p.elementSize);
+  if (p.height == 0 || p.width == 0)
+    return fail(Errc::invalid_value, "{}: a memset node of {} x {} elements sets nothing", api, p.width, p.height);
+  Submit dry{true, nullptr, false, true};
+  TRY(api::fill(p.dst, p.pitch, p.value, p.elementSize, p.width, p.height, dry, api));
+  out.kind = cap::Kind::memset;
+  out.fill = p;
+  out.issue = [p](CUstream s) {
+    return api::fill(p.dst, p.pitch, p.value, p.elementSize, p.width, p.height, api::async_on(s, false), api::kLaunch);
+  };
+  return Errc::success;
+}
+
+}  // namespace cuda_shim::mem

@@ -6,11 +6,13 @@
 #include <cstring>
 
 #include "abi/driver_api.hpp"
+#include "core/capture.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
 #include "core/usage.hpp"
 #include "memory/address_space.hpp"
 #include "memory/device_alloc.hpp"
+#include "memory/graph_memory.hpp"
 #include "memory/pool.hpp"
 
 namespace cuda_shim::api {
@@ -91,6 +93,7 @@ Errc alloc_device(CUdeviceptr* dptr, size_t bytes, const char* api) {
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
   TRY(need(dptr, api, "dptr"));
+  TRY(cap::check_unsafe(api));  // measured: refused in a global or this thread's capture
   return mem::alloc_device(ctx, bytes, api, *dptr);
 }
 
@@ -117,6 +120,7 @@ Errc alloc_host(void** pp, size_t bytes, unsigned flags, const char* api) {
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
   TRY(need(pp, api, "pp"));
+  TRY(cap::check_unsafe(api));
   *pp = nullptr;
   if (flags & ~(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED))
     return fail(Errc::invalid_value, "{}: Flags {:#x} contain unknown bits (valid: PORTABLE 0x1, DEVICEMAP 0x2, "
@@ -177,6 +181,12 @@ Errc cuMemFree_v2(CUdeviceptr dptr) noexcept {
   // Measured: freeing needs no current context (the allocation knows its own).
   TRY(Driver::get().require_init(api));
   if (dptr == 0) return Errc::success;  // measured: cuMemFree(0) is a no-op
+  TRY(cap::check_unsafe(api));  // a free waits for the device, which a capture cannot
+  if (mem::is_graph_memory(dptr)) [[unlikely]] {  // measured: frees an allocation node's memory
+    if (Context* ctx = current_context_raw()) ctx->synchronize();
+    mem::graph_memory_freed(dptr);
+    return Errc::success;
+  }
   RangePtr r = mem::remove_when_idle(
       dptr, [](const Range& x) { return !x.module_owned && ((x.kind == Kind::device && !x.ipc_opened) || x.kind == Kind::managed); });
   if (!r) {
@@ -262,6 +272,7 @@ Errc cuMemFreeHost(void* p) noexcept {
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
   if (!p) return Errc::success;  // measured: cuMemFreeHost(NULL) is a no-op
+  TRY(cap::check_unsafe(api));
   auto v = reinterpret_cast<uintptr_t>(p);
   // Measured (H100, driver 580, difftest): a cuMemAlloc block handed to cuMemFreeHost is refused
   // with INVALID_VALUE and stays allocated (cuMemFree frees it afterwards); so is every other kind.

@@ -6,10 +6,12 @@
 #include <cstring>
 
 #include "abi/driver_api.hpp"
+#include "core/capture.hpp"
 #include "core/context.hpp"
 #include "core/device_support.hpp"
 #include "core/driver.hpp"
 #include "memory/address_space.hpp"
+#include "memory/graph_memory.hpp"
 #include "memory/pool.hpp"
 
 namespace cuda_shim::api {
@@ -179,6 +181,28 @@ Errc check_location(const CUmemLocation* loc, CUmemAllocationType type, const ch
   }
 }
 
+// ---- graph memory ----------------------------------------------------------------------------
+// A cuMemAllocAsync / cuMemFreeAsync on a capturing stream: allocation and free nodes
+// (memory/graph_memory.hpp).
+Errc alloc_node(CUdeviceptr* dptr, size_t bytes, Stream& s, cap::Sequence& seq, const char* api) {
+  CUDA_MEM_ALLOC_NODE_PARAMS p{};
+  p.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.poolProps.location = CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, s.ctx()->ordinal()};
+  p.bytesize = bytes;
+  cap::Spec sp;
+  TRY(mem::graph_alloc_spec(p, s.ctx_ptr(), sp, api));
+  const CUdeviceptr out = sp.alloc.dptr;
+  TRY(seq.add(s, std::move(sp), api));
+  *dptr = out;
+  return Errc::success;
+}
+
+Errc free_node(CUdeviceptr p, Stream& s, cap::Sequence& seq, const char* api) {
+  cap::Spec sp;
+  TRY(mem::graph_free_spec(p, /*captured=*/true, sp, api));
+  return seq.add(s, std::move(sp), api);
+}
+
 // ---- allocation and free -------------------------------------------------------------------
 Errc alloc_async(CUdeviceptr* dptr, size_t bytes, Pool* from, CUstream h, bool pt, const char* api) {
   TRY(Driver::get().require_init(api));
@@ -190,6 +214,10 @@ Errc alloc_async(CUdeviceptr* dptr, size_t bytes, Pool* from, CUstream h, bool p
     return refuse_unsupported(s->ctx()->ordinal(), CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, api,
                               "the stream-ordered allocator");
   if (bytes == 0) return Errc::success;  // measured: success with a NULL pointer
+  std::shared_ptr<cap::Sequence> seq;
+  TRY(cap::intercept(*s, api, seq));
+  if (seq) [[unlikely]]
+    return alloc_node(dptr, bytes, *s, *seq, api);
   Pool* p = from ? from : mem::current_device_pool(s->ctx()->ordinal());
   uintptr_t out = 0;
   TRY(p->alloc(bytes, *s, api, out));
@@ -216,6 +244,11 @@ Errc free_async(CUdeviceptr dptr, CUstream h, bool pt, const char* api) {
     return refuse_unsupported(s->ctx()->ordinal(), CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, api,
                               "the stream-ordered allocator");
   if (dptr == 0) return Errc::success;  // measured
+  if (cap::g_open.load(std::memory_order_acquire)) [[unlikely]] {
+    std::shared_ptr<cap::Sequence> seq;
+    TRY(cap::intercept(*s, api, seq));
+    if (seq) return free_node(dptr, *s, *seq, api);
+  }
   if (const mem::Range* w = AddressSpace::get().find_cached(dptr); w && w->kind == Kind::pool) [[likely]]
     return w->pool->free_async(dptr, *s, api);
   return free_async_other(dptr, api);
@@ -223,6 +256,10 @@ Errc free_async(CUdeviceptr dptr, CUstream h, bool pt, const char* api) {
 
 // Everything but a pool allocation, out of line: the pair's fast path keeps a small frame.
 [[gnu::noinline]] Errc free_async_other(CUdeviceptr dptr, const char* api) {
+  if (mem::is_graph_memory(dptr)) {  // an allocation node's memory: freed, the graph keeps the address
+    mem::graph_memory_freed(dptr);
+    return Errc::success;
+  }
   RangePtr r = AddressSpace::get().find(dptr);
   if (r && (r->external || r->kind == Kind::managed))  // measured: NOT_SUPPORTED, and the memory stays
     return fail(Errc::not_supported, "{}: {:#x} is {}; free it with cuMemFree", api, dptr,

@@ -273,7 +273,7 @@ Errc submit_staged(CopyOp op, Stream& s) {
 Errc submit_copy(CopyOp op, const Submit& how, const char* api) {
   std::shared_ptr<Stream> s;
   if (Errc e = stream_for(how, api, s); e != Errc::success) return e;
-  if (op.width == 0 || op.height == 0 || op.depth == 0) return Errc::success;
+  if (op.width == 0 || op.height == 0 || op.depth == 0 || how.dry) return Errc::success;
   // Synchronous, or into pageable memory (complete before the call returns): the caller waits,
   // so the operation stays on its stack.
   if (!how.async || op.dst.pageable()) {
@@ -299,7 +299,7 @@ Errc submit_fill(FillOp op, const Submit& how, const char* api) {
   if (Errc e = stream_for(how, api, s); e != Errc::success) return e;
   // The fill runs on its stream's device (the current context's for the synchronous forms).
   TRY(check_fill_access(op.dst, s->ctx(), api, "dstDevice"));
-  if (op.width == 0 || op.height == 0) return Errc::success;
+  if (op.width == 0 || op.height == 0 || how.dry) return Errc::success;
   if (!how.async) {
     const FillOp* p = &op;
     s->wait_for(s->enqueue([p] { p->run(); }, {}, true));

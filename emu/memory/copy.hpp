@@ -10,6 +10,7 @@
 
 #include <cuda.h>
 
+#include "core/capture.hpp"
 #include "core/errc.hpp"
 #include "memory/address_space.hpp"
 
@@ -75,6 +76,7 @@ struct Submit {
   bool async = false;
   CUstream stream = nullptr;
   bool per_thread = false;
+  bool dry = false;  // check everything, queue nothing (a graph node's arguments, checked when added)
 };
 Errc submit_copy(CopyOp op, const Submit& how, const char* api);
 Errc submit_fill(FillOp op, const Submit& how, const char* api);
@@ -96,5 +98,10 @@ struct Copy3DArgs {
   size_t width, height, depth;
 };
 Errc copy_3d(const Copy3DArgs& a, const Submit& how, const char* api);
+
+// Graph nodes (cuGraphAddMemcpyNode, cuGraphAddMemsetNode): the arguments checked as the async
+// call checks them, and a Spec whose issue makes that call on the launch stream.
+Errc copy_node(const CUDA_MEMCPY3D& c, cap::Spec& out, const char* api);
+Errc fill_node(const CUDA_MEMSET_NODE_PARAMS& p, cap::Spec& out, const char* api);
 
 }  // namespace cuda_shim::mem

@@ -322,4 +322,7 @@ Errc cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* sym, size_t n, size_t
   return from_symbol(dst, sym, n, off, k, true, s, true, "cudaMemcpyFromSymbolAsync");
 }
 
+// For the runtime's graph entries (rt_graph.cpp): a kernel node names its function as a launch does.
+Errc graph_function_of(const void* func, const char* api, CUfunction& out) { return function_of(func, api, out); }
+
 }  // namespace cuda_shim::rtapi
