@@ -56,6 +56,36 @@ typedef struct {
   unsigned long long total, free, used;
 } nvmlMemory_t;
 
+/* Peer-to-peer status between two GPUs, per capability (nvmlGpuP2PCapsIndex_t). */
+typedef int nvmlGpuP2PCapsIndex_t;
+typedef int nvmlGpuP2PStatus_t;
+enum { NVML_P2P_STATUS_OK = 0, NVML_P2P_STATUS_NOT_SUPPORTED = 5 };
+
+/* nvmlDeviceGetFieldValues: one requested field and its answer. */
+typedef union {
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+  unsigned short usVal;
+} nvmlValue_t;
+typedef struct {
+  unsigned int fieldId;
+  unsigned int scopeId;
+  long long timestamp;
+  long long latencyUsec;
+  int valueType; /* nvmlValueType_t: 1 unsigned int, 3 unsigned long long */
+  nvmlReturn_t nvmlReturn;
+  nvmlValue_t value;
+} nvmlFieldValue_t;
+
+/* The confidential-computing state of the system. */
+typedef struct {
+  unsigned int environment, ccFeature, devToolsMode;
+} nvmlConfComputeSystemState_t;
+
 typedef struct {
   unsigned int version; /* nvmlMemory_v2 */
   unsigned long long total, reserved, free, used;
