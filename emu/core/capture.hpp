@@ -45,6 +45,10 @@ struct Spec {
   CUevent event = nullptr;
   CUDA_MEM_ALLOC_NODE_PARAMS alloc{};  // dptr and bytesize
   CUdeviceptr free_ptr = 0;
+  // External-semaphore signal and wait nodes: the arrays (in `keep`) and their length.
+  CUexternalSemaphore* sems = nullptr;
+  const void* sem_params = nullptr;  // CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS or _WAIT_PARAMS
+  unsigned sem_count = 0;
   CUcontext ctx = nullptr;
   std::shared_ptr<void> keep;          // storage the parameters point into, or the node's memory
 };

@@ -9,6 +9,7 @@
 
 #include "abi/driver_api.hpp"
 #include "core/fresh_alloc.hpp"
+#include "core/capture.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
 #include "core/registry.hpp"
@@ -353,6 +354,43 @@ namespace {
 
 template <class Params>
 Errc semaphore_ops(const CUexternalSemaphore* sems, const Params* params, unsigned n, CUstream hs, bool pt, bool signal,
+                   const char* api);
+
+// A signal or wait of n semaphores as a graph node: the arrays copied (the node owns them), the
+// handles checked as the stream call checks them; at launch, the stream call again. A node of no
+// semaphores does nothing (measured: cuGraphAddNode takes one).
+template <class Params>
+Errc node_of(const CUexternalSemaphore* sems, const Params* params, unsigned n, bool signal, cap::Spec& out,
+             const char* api) {
+  struct Arrays {
+    std::vector<CUexternalSemaphore> sems;
+    std::vector<Params> params;
+  };
+  auto a = std::make_shared<Arrays>();
+  if (n) {
+    TRY(need(sems, api, "extSemArray"));
+    TRY(need(params, api, "paramsArray"));
+    for (unsigned i = 0; i < n; ++i) {
+      std::shared_ptr<ExternalSemaphore> e;
+      TRY(semaphore_arg(sems[i], i, api, e));
+    }
+    a->sems.assign(sems, sems + n);
+    a->params.assign(params, params + n);
+  }
+  out.kind = signal ? cap::Kind::ext_sem_signal : cap::Kind::ext_sem_wait;
+  out.sems = a->sems.data();
+  out.sem_params = a->params.data();
+  out.sem_count = n;
+  out.keep = a;
+  out.issue = [a, signal, n](CUstream s) {
+    if (n == 0) return Errc::success;
+    return semaphore_ops(a->sems.data(), a->params.data(), n, s, false, signal, "cuGraphLaunch");
+  };
+  return Errc::success;
+}
+
+template <class Params>
+Errc semaphore_ops(const CUexternalSemaphore* sems, const Params* params, unsigned n, CUstream hs, bool pt, bool signal,
                    const char* api) {
   std::shared_ptr<Stream> s;
   TRY(resolve_stream(hs, pt, api, s));
@@ -377,6 +415,13 @@ Errc semaphore_ops(const CUexternalSemaphore* sems, const Params* params, unsign
       return fail(Errc::invalid_value, "{}: paramsArray[{}]'s reserved words must be all zero", api, i);  // measured
     // Measured: keyedMutex fields are ignored; a binary semaphore ignores the fence value.
     ops.push_back(Op{e->sem, params[i].params.fence.value, e->timeline});
+  }
+  std::shared_ptr<cap::Sequence> seq;
+  TRY(cap::intercept(*s, api, seq));
+  if (seq) [[unlikely]] {  // a capturing stream: the signal or wait becomes a node
+    cap::Spec sp;
+    TRY(node_of(sems, params, n, signal, sp, api));
+    return seq->add(*s, std::move(sp), api);
   }
   if (signal) {
     s->enqueue([ops = std::move(ops)] {
@@ -427,6 +472,14 @@ Errc cuDestroyExternalSemaphore(CUexternalSemaphore extSem) noexcept {
 }  // namespace cuda_shim::api
 
 namespace cuda_shim::ext {
+Errc signal_node(const CUexternalSemaphore* sems, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS* params, unsigned n,
+                 cap::Spec& out, const char* api) {
+  return api::node_of(sems, params, n, true, out, api);
+}
+Errc wait_node(const CUexternalSemaphore* sems, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS* params, unsigned n,
+               cap::Spec& out, const char* api) {
+  return api::node_of(sems, params, n, false, out, api);
+}
 size_t live_memory_count() { return api::memories().size(); }
 size_t live_semaphore_count() { return api::semaphores().size(); }
 }  // namespace cuda_shim::ext

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "core/capture.hpp"
 #include "core/errc.hpp"
 #include "external/exporters.hpp"
 
@@ -93,5 +94,12 @@ struct ExternalSemaphore {
 // Live external memory and semaphore handles (cuShimGetObjectCounts).
 size_t live_memory_count();
 size_t live_semaphore_count();
+
+// External-semaphore signal and wait nodes (cuGraphAddExternalSemaphores*Node, cuGraphAddNode, a
+// signal or wait on a capturing stream): the arrays copied into the node, the handles checked.
+Errc signal_node(const CUexternalSemaphore* sems, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS* params, unsigned n,
+                 cap::Spec& out, const char* api);
+Errc wait_node(const CUexternalSemaphore* sems, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS* params, unsigned n,
+               cap::Spec& out, const char* api);
 
 }  // namespace cuda_shim::ext

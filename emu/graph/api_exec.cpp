@@ -14,9 +14,9 @@ namespace {
 
 using graph::Exec;
 using graph::Graph;
+using graph::Lock;
+using graph::mtx;
 using graph::Node;
-using Lock = std::lock_guard<std::recursive_mutex>;
-std::recursive_mutex& mtx() { return graph::world().m; }
 
 // CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH | UPLOAD | DEVICE_LAUNCH | USE_NODE_PRIORITY
 constexpr uint64_t kInstantiateFlags = 0x1 | 0x2 | 0x4 | 0x8;
@@ -67,12 +67,10 @@ Errc set_step(CUgraphExec hx, CUgraphNode h, cap::Kind k, const char* api, F mak
   if (n->spec.kind != k)
     return fail(Errc::invalid_value, "{}: the node is of another type (CUgraphNodeType {})", api,
                 static_cast<int>(n->spec.kind));
-  for (auto& st : x->steps)
-    if (st.origin == n) {
-      st.spec = std::move(s);
-      return Errc::success;
-    }
-  return fail(Errc::invalid_value, "{}: the node is not part of the executable graph's graph", api);
+  graph::Step* st = nullptr;
+  TRY(graph::find_step(*x, n, api, st));
+  st->spec = std::move(s);
+  return Errc::success;
 }
 
 void report(CUgraphExecUpdateResultInfo* info, CUgraphExecUpdateResult r, const Node* n) {
@@ -198,13 +196,7 @@ Errc cuGraphExecHostNodeSetParams(CUgraphExec x, CUgraphNode n, const CUDA_HOST_
   const char* api = "cuGraphExecHostNodeSetParams";
   return set_step(x, n, cap::Kind::host, api, [&](cap::Spec& s) {
     TRY(need(p, api, "nodeParams"));
-    TRY(need(reinterpret_cast<const void*>(p->fn), api, "nodeParams->fn"));
-    s.kind = cap::Kind::host;
-    s.host = *p;
-    CUhostFn fn = p->fn;
-    void* u = p->userData;
-    s.issue = [fn, u](CUstream st) { return api::cuLaunchHostFunc(st, fn, u); };
-    return Errc::success;
+    return graph::host_spec(p->fn, p->userData, s, api);
   });
 }
 

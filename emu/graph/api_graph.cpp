@@ -15,9 +15,9 @@ namespace cuda_shim::api {
 namespace {
 
 using graph::Graph;
+using graph::Lock;
+using graph::mtx;
 using graph::Node;
-using Lock = std::lock_guard<std::recursive_mutex>;
-std::recursive_mutex& mtx() { return graph::world().m; }
 
 // Every cuGraphAdd*Node: the graph, the output, the dependencies, then the node.
 Errc add(CUgraphNode* out, CUgraph hg, const CUgraphNode* deps, size_t n, cap::Spec spec, const char* api) {
@@ -39,26 +39,10 @@ cap::Spec simple(cap::Kind k) {
 
 Errc host_spec(const CUDA_HOST_NODE_PARAMS* p, cap::Spec& s, const char* api) {
   TRY(need(p, api, "nodeParams"));
-  TRY(need(reinterpret_cast<const void*>(p->fn), api, "nodeParams->fn"));
-  s.kind = cap::Kind::host;
-  s.host = *p;
-  CUhostFn fn = p->fn;
-  void* u = p->userData;
-  s.issue = [fn, u](CUstream st) { return api::cuLaunchHostFunc(st, fn, u); };
-  return Errc::success;
+  return graph::host_spec(p->fn, p->userData, s, api);
 }
 
-Errc event_spec(CUevent e, bool record, cap::Spec& s, const char* api) {
-  Event* ev = nullptr;
-  TRY(resolve_event(e, api, ev));
-  s.kind = record ? cap::Kind::event_record : cap::Kind::wait_event;
-  s.event = e;
-  if (record)
-    s.issue = [e](CUstream st) { return api::cuEventRecord(e, st); };
-  else
-    s.issue = [e](CUstream st) { return api::cuStreamWaitEvent(st, e, 0); };
-  return Errc::success;
-}
+using graph::event_spec;
 
 CUDA_KERNEL_NODE_PARAMS v2_of(const CUDA_KERNEL_NODE_PARAMS_v1& p) {
   return CUDA_KERNEL_NODE_PARAMS{p.func, p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY, p.blockDimZ,
@@ -183,6 +167,10 @@ Errc cuGraphDestroy(CUgraph hg) noexcept {
   Lock lk(mtx());
   Graph* g = nullptr;
   TRY(graph::find_graph(hg, "cuGraphDestroy", g));
+  if (!graph::world().graphs.count(g))
+    return fail(Errc::invalid_value, "cuGraphDestroy: the graph belongs to a child graph node; destroy that node");
+  if (g->capturing)
+    return fail(Errc::invalid_value, "cuGraphDestroy: the graph is being captured into; end the capture first");
   graph::destroy_graph(g);
   return Errc::success;
 }

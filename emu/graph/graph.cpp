@@ -6,6 +6,7 @@
 #include <deque>
 #include <fmt/format.h>
 
+#include "abi/driver_api.hpp"
 #include "core/context.hpp"
 
 namespace cuda_shim::graph {
@@ -18,11 +19,15 @@ World& world() {
 Errc find_graph(CUgraph h, const char* api, Graph*& out) {
   auto& w = world();
   auto* g = reinterpret_cast<const Graph*>(h);
-  auto it = w.graphs.find(g);
-  if (it == w.graphs.end())
-    return fail(Errc::invalid_value, "{}: {} is not a live graph", api, static_cast<const void*>(h));
-  out = it->second.get();
-  return Errc::success;
+  if (auto it = w.graphs.find(g); it != w.graphs.end()) {
+    out = it->second.get();
+    return Errc::success;
+  }
+  if (w.children.count(g)) {  // a child graph node's graph (cuGraphChildGraphNodeGetGraph)
+    out = const_cast<Graph*>(g);
+    return Errc::success;
+  }
+  return fail(Errc::invalid_value, "{}: {} is not a live graph", api, static_cast<const void*>(h));
 }
 
 Errc find_node(CUgraphNode h, const char* api, Node*& out) {
@@ -39,6 +44,35 @@ Errc find_exec(CUgraphExec h, const char* api, Exec*& out) {
   if (it == w.execs.end())
     return fail(Errc::invalid_value, "{}: {} is not a live executable graph", api, static_cast<const void*>(h));
   out = it->second.get();
+  return Errc::success;
+}
+
+Errc find_step(Exec& x, const Node* n, const char* api, Step*& out) {
+  for (auto& st : x.steps)
+    if (st.origin == n) {
+      out = &st;
+      return Errc::success;
+    }
+  return fail(Errc::invalid_value, "{}: the node is not part of the executable graph's graph", api);
+}
+
+Errc host_spec(CUhostFn fn, void* user, cap::Spec& s, const char* api) {
+  TRY(need(reinterpret_cast<const void*>(fn), api, "the host function"));
+  s.kind = cap::Kind::host;
+  s.host = CUDA_HOST_NODE_PARAMS{fn, user};
+  s.issue = [fn, user](CUstream st) { return api::cuLaunchHostFunc(st, fn, user); };
+  return Errc::success;
+}
+
+Errc event_spec(CUevent e, bool record, cap::Spec& s, const char* api) {
+  Event* ev = nullptr;
+  TRY(resolve_event(e, api, ev));
+  s.kind = record ? cap::Kind::event_record : cap::Kind::wait_event;
+  s.event = e;
+  if (record)
+    s.issue = [e](CUstream st) { return api::cuEventRecord(e, st); };
+  else
+    s.issue = [e](CUstream st) { return api::cuStreamWaitEvent(st, e, 0); };
   return Errc::success;
 }
 
@@ -90,13 +124,14 @@ void destroy_graph(Graph* g) {
 void retain(UserObject* u, unsigned n) { u->refs += n; }
 
 void release(UserObject* u, unsigned n) {
+  if (u->dead) return;
   u->refs = n >= u->refs ? 0 : u->refs - n;
   if (u->refs) return;
   world().user_objects.erase(u);
+  u->dead = true;
   // CU_USER_OBJECT_NO_DESTRUCTOR_SYNC: the destructor may run on any thread, at any later time;
   // here it runs now, in the releasing call.
   if (u->destroy) u->destroy(u->ptr);
-  delete u;
 }
 
 void release_all(UserRefs& refs) {
@@ -191,7 +226,7 @@ Errc flatten(const Graph& g, std::vector<Step>& steps, const char* api) {
     if (n->child)
       TRY(flatten(*n->child, steps, api));
     else if (n->spec.issue)
-      steps.push_back(Step{n, n->spec});
+      steps.push_back(Step{n, n->spec, true});
   }
   return Errc::success;
 }
@@ -231,11 +266,12 @@ Errc launch(Exec& x, CUstream hs, bool per_thread, const char* api) {
     return seq->refuse(Errc::stream_capture_unsupported, api, "an executable graph launched into a capturing stream");
   if (!hs && per_thread) hs = CU_STREAM_PER_THREAD;
   for (Step& st : x.steps)
-    if (st.spec.precheck) TRY(st.spec.precheck());
+    if (st.enabled && st.spec.precheck) TRY(st.spec.precheck());
   // Ordered after this graph's previous launch, wherever that went.
   if (x.last_stream && x.last_stream != s && x.last_stream->completed() < x.last_seq)
     s->enqueue(nullptr, {Dep{x.last_stream, x.last_seq}}, true);
-  for (Step& st : x.steps) TRY(st.spec.issue(hs));
+  for (Step& st : x.steps)
+    if (st.enabled) TRY(st.spec.issue(hs));
   x.last_stream = s;
   x.last_seq = s->mark();
   return Errc::success;

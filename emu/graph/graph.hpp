@@ -32,6 +32,11 @@ struct UserObject {
   void* ptr = nullptr;
   CUhostFn destroy = nullptr;
   unsigned refs = 0;  // under the world lock
+  // Destroyed (its destructor ran). The object is kept, never freed: a graph may still name it
+  // after a caller released more references than it held (CU_GRAPH_USER_OBJECT_MOVE of
+  // references it then released), and a release through that name must find it dead, not find
+  // whatever reused its memory.
+  bool dead = false;
 };
 using UserRefs = std::unordered_map<UserObject*, unsigned>;
 void retain(UserObject* u, unsigned n);
@@ -58,6 +63,7 @@ struct Graph {
 struct Step {
   const Node* origin;
   cap::Spec spec;
+  bool enabled = true;  // cuGraphNodeSetEnabled: a disabled step is skipped at launch
 };
 
 struct Exec {
@@ -80,17 +86,26 @@ struct World {
   std::unordered_set<const Node*> nodes;                             // every live node, child graphs' too
   std::unordered_map<const Exec*, std::unique_ptr<Exec>> execs;
   std::unordered_set<const Graph*> children;  // child graphs (reachable through their node)
-  std::unordered_set<const UserObject*> user_objects;
+  std::unordered_set<const UserObject*> user_objects;           // the live ones
+  std::vector<std::unique_ptr<UserObject>> user_object_store;  // every one ever made (UserObject::dead)
   uint32_t next_graph_id = 1;
   uint32_t next_exec_id = 1;
   uint64_t next_node_id = 1;
 };
 World& world();
+using Lock = std::lock_guard<std::recursive_mutex>;
+inline std::recursive_mutex& mtx() { return world().m; }
 
 // Lookups (the lock held by the caller). Each answers INVALID_VALUE for a handle it does not know.
 Errc find_graph(CUgraph h, const char* api, Graph*& out);
 Errc find_node(CUgraphNode h, const char* api, Node*& out);
 Errc find_exec(CUgraphExec h, const char* api, Exec*& out);
+// The step of x instantiated from node n.
+Errc find_step(Exec& x, const Node* n, const char* api, Step*& out);
+
+// Node work the graph room makes itself: a host function, an event record or wait.
+Errc host_spec(CUhostFn fn, void* user, cap::Spec& s, const char* api);
+Errc event_spec(CUevent e, bool record, cap::Spec& s, const char* api);
 
 Graph* new_graph();  // registered as a handle
 void destroy_graph(Graph* g);

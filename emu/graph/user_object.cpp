@@ -8,7 +8,7 @@
 namespace cuda_shim::api {
 namespace {
 
-using Lock = std::lock_guard<std::recursive_mutex>;
+using graph::Lock;
 
 Errc find_user(CUuserObject h, const char* api, graph::UserObject*& out) {
   auto* u = reinterpret_cast<graph::UserObject*>(h);
@@ -27,15 +27,17 @@ Errc cuUserObjectCreate(CUuserObject* out, void* ptr, CUhostFn destroy, unsigned
   if (flags != CU_USER_OBJECT_NO_DESTRUCTOR_SYNC)
     return fail(Errc::invalid_value, "{}: flags must be CU_USER_OBJECT_NO_DESTRUCTOR_SYNC (got {:#x})", api, flags);
   if (refs == 0) return fail(Errc::invalid_value, "{}: initialRefcount is 0", api);
-  Lock lk(graph::world().m);
-  auto* u = new graph::UserObject{ptr, destroy, refs};
-  graph::world().user_objects.insert(u);
+  Lock lk(graph::mtx());
+  auto& w = graph::world();
+  w.user_object_store.push_back(std::make_unique<graph::UserObject>(graph::UserObject{ptr, destroy, refs}));
+  graph::UserObject* u = w.user_object_store.back().get();
+  w.user_objects.insert(u);
   *out = reinterpret_cast<CUuserObject>(u);
   return Errc::success;
 }
 
 Errc cuUserObjectRetain(CUuserObject h, unsigned int n) noexcept {
-  Lock lk(graph::world().m);
+  Lock lk(graph::mtx());
   graph::UserObject* u = nullptr;
   TRY(find_user(h, "cuUserObjectRetain", u));
   if (n == 0) return fail(Errc::invalid_value, "cuUserObjectRetain: count is 0");
@@ -44,7 +46,7 @@ Errc cuUserObjectRetain(CUuserObject h, unsigned int n) noexcept {
 }
 
 Errc cuUserObjectRelease(CUuserObject h, unsigned int n) noexcept {
-  Lock lk(graph::world().m);
+  Lock lk(graph::mtx());
   graph::UserObject* u = nullptr;
   TRY(find_user(h, "cuUserObjectRelease", u));
   if (n == 0) return fail(Errc::invalid_value, "cuUserObjectRelease: count is 0");
@@ -54,7 +56,7 @@ Errc cuUserObjectRelease(CUuserObject h, unsigned int n) noexcept {
 
 Errc cuGraphRetainUserObject(CUgraph hg, CUuserObject h, unsigned int n, unsigned int flags) noexcept {
   const char* api = "cuGraphRetainUserObject";
-  Lock lk(graph::world().m);
+  Lock lk(graph::mtx());
   graph::Graph* g = nullptr;
   graph::UserObject* u = nullptr;
   TRY(graph::find_graph(hg, api, g));
@@ -69,7 +71,7 @@ Errc cuGraphRetainUserObject(CUgraph hg, CUuserObject h, unsigned int n, unsigne
 
 Errc cuGraphReleaseUserObject(CUgraph hg, CUuserObject h, unsigned int n) noexcept {
   const char* api = "cuGraphReleaseUserObject";
-  Lock lk(graph::world().m);
+  Lock lk(graph::mtx());
   graph::Graph* g = nullptr;
   graph::UserObject* u = nullptr;
   TRY(graph::find_graph(hg, api, g));

@@ -220,6 +220,33 @@ inline bool ops_graph(Exec& e, Rec& r) {
     auto d = deps(4);
     DT_CALL(e, r, cuGraphAddMemFreeNode, &n, graph(2), d.empty() ? nullptr : d.data(), d.size(), static_cast<CUdeviceptr>(e.val(3)));
     e.out(r, e.rc, "out", U(n), 0, false, 1);
+  } else if (op == "g_add_node") {  // g_add_node N G TYPE [D VAL COUNT] DEPS...: cuGraphAddNode (empty, host, memset, or a bare type)
+    CUgraphNode n = Exec::sent<CUgraphNode>();
+    CUgraphNodeParams p{};
+    p.type = static_cast<CUgraphNodeType>(e.num(3));
+    size_t first = 4;
+    if (p.type == CU_GRAPH_NODE_TYPE_HOST) p.host.fn = go::bump;
+    if (p.type == CU_GRAPH_NODE_TYPE_MEMSET) {
+      p.memset.dst = e.val(4);
+      p.memset.value = static_cast<unsigned>(e.num(5));
+      p.memset.width = e.num(6);
+      p.memset.height = 1;
+      p.memset.elementSize = 1;
+      p.memset.ctx = ctx();
+      first = 7;
+    }
+    auto d = deps(first);
+    DT_CALL(e, r, cuGraphAddNode, &n, graph(2), d.empty() ? nullptr : d.data(), nullptr, d.size(), &p);
+    e.out(r, e.rc, "out", U(n), 0, false, 1);
+  } else if (op == "g_enable") {  // g_enable X N ON
+    DT_CALL(e, r, cuGraphNodeSetEnabled, exec(1), e.h<CUgraphNode>(2), static_cast<unsigned>(e.num(3)));
+  } else if (op == "g_enabled") {  // g_enabled X N
+    unsigned on = 77;
+    DT_CALL(e, r, cuGraphNodeGetEnabled, exec(1), e.h<CUgraphNode>(2), &on);
+    r.kv("on", on);
+  } else if (op == "g_exec_host") {  // g_exec_host X N: the exec's host node gets the counting function again
+    CUDA_HOST_NODE_PARAMS p{go::bump, nullptr};
+    DT_CALL(e, r, cuGraphExecHostNodeSetParams, exec(1), e.h<CUgraphNode>(2), &p);
   } else if (op == "g_memset_info") {  // g_memset_info N: the memset node's value and width
     CUDA_MEMSET_NODE_PARAMS p{};
     DT_CALL(e, r, cuGraphMemsetNodeGetParams, e.h<CUgraphNode>(1), &p);
