@@ -88,6 +88,10 @@ struct State {
   std::vector<CUfunction> funcs;
   std::vector<CUkernel> kernels;
   std::vector<CUlinkState> links;  // cuLinkCreate's
+  std::vector<CUgraph> graphs;     // created, cloned or captured
+  std::vector<CUgraphNode> graph_nodes;
+  std::vector<CUgraphExec> graph_execs;
+  std::vector<CUuserObject> user_objects;
   std::set<unsigned> le_reserved;  // logical endpoint ids reserved
   std::vector<unsigned> le_ids;    // ids with an endpoint (created or imported)
   std::vector<void**> fatbins;   // registered with __cudaRegisterFatBinary

@@ -70,6 +70,9 @@ const std::map<std::string, std::vector<int>> kAllowed = {
     {"cuSignal/WaitExternalSemaphoresAsync", {V, H, NS}},
     {"cuDestroyExternalSemaphore", {V, H}},
     {"cuPointerGetAttribute/cuMemGetAddressRange", {V, NF}},
+    // a graph built, instantiated and launched (fuzz_steps.cpp): a node's bad argument or
+    // dependency, a dead event or child graph, a stream of another context
+    {"graph", {V, H}},
     {"cudaMalloc", {cudaErrorInvalidValue, cudaErrorMemoryAllocation}},
     {"cudaFree", {cudaErrorInvalidValue}},
     {"cudaStreamCreateWithFlags", {cudaErrorInvalidValue}},
@@ -149,6 +152,17 @@ const std::vector<Family> kFamilies = {
     {"GetAddressRange", {NF}}, {"PointerGetAttribute", {NF}},
     // the current context's stack
     {"cuCtxPopCurrent", {CTX}},
+    // stream capture: a stream that is not capturing (ILLEGAL_STATE), a capture's rules
+    {"Capture", {CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+                 CUDA_ERROR_STREAM_CAPTURE_MERGE, CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
+                 CUDA_ERROR_STREAM_CAPTURE_ISOLATION, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, cudaErrorIllegalState,
+                 cudaErrorStreamCaptureUnsupported, cudaErrorStreamCaptureInvalidated, cudaErrorStreamCaptureMerge,
+                 cudaErrorStreamCaptureUnmatched, cudaErrorStreamCaptureUnjoined, cudaErrorStreamCaptureIsolation,
+                 cudaErrorStreamCaptureImplicit}},
+    // an executable graph that cannot take the graph's parameters
+    {"ExecUpdate", {CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, cudaErrorGraphExecUpdateFailure}},
+    // a graph's copies, as the copies they stand for
+    {"MemcpyNode", {cudaErrorInvalidMemcpyDirection}},
     // peer access: enabled or disabled twice, or between a device and itself
     {"Peer", {PEER, CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
               cudaErrorPeerAccessUnsupported, cudaErrorPeerAccessAlreadyEnabled, cudaErrorPeerAccessNotEnabled}},

@@ -148,6 +148,25 @@ void le_released(Call& c) {
 void le_made(Call& c) { add_unique(S.le_ids, c.arg<unsigned>(0)); }
 void le_gone(Call& c) { erase_value(S.le_ids, c.arg<unsigned>(0)); }
 
+void graph_made(Call& c) { add_unique(S.graphs, c.out<CUgraph>(0)); }
+void graph_gone(Call& c) { destroyed(S.graphs, c.arg<CUgraph>(0)); }
+void graph_node_made(Call& c) { add_unique(S.graph_nodes, c.out<CUgraphNode>(0)); }
+void graph_node_gone(Call& c) { destroyed(S.graph_nodes, c.arg<CUgraphNode>(0)); }
+void graph_exec_made(Call& c) { add_unique(S.graph_execs, c.out<CUgraphExec>(0)); }
+void graph_exec_gone(Call& c) { destroyed(S.graph_execs, c.arg<CUgraphExec>(0)); }
+void user_object_made(Call& c) { add_unique(S.user_objects, c.out<CUuserObject>(0)); }
+void captured_graph(Call& c) { add_unique(S.graphs, c.out<CUgraph>(1)); }
+// A capture the table began ends at once, in the same step: left open, it would turn the calls
+// after it (cuMemAlloc, synchronizations) into capture errors their lists do not allow. What it
+// captured in between is nothing; the graph is booked.
+void capture_begun(Call& c) {
+  auto s = c.arg<CUstream>(0);
+  const std::string n = c.e.name;
+  if (!s && n.size() > 5 && n.compare(n.size() - 5, 5, "_ptsz") == 0) s = CU_STREAM_PER_THREAD;  // the _ptsz forms' NULL
+  CUgraph g = nullptr;
+  if (cuStreamEndCapture(s, &g) == CUDA_SUCCESS) add_unique(S.graphs, g);
+}
+
 const std::map<std::string, Effect> kDriver = {
     {"cuDevicePrimaryCtxRetain", retained}, {"cuDevicePrimaryCtxRelease", released},
     {"cuDevicePrimaryCtxReset", touched}, {"cuDevicePrimaryCtxSetFlags", touched}, {"cuCtxSetFlags", touched},
@@ -179,6 +198,20 @@ const std::map<std::string, Effect> kDriver = {
     {"cuLogicalEndpointIdReserve", le_reserved}, {"cuLogicalEndpointIdRelease", le_released},
     {"cuLogicalEndpointCreate", le_made}, {"cuLogicalEndpointImport", le_made}, {"cuLogicalEndpointDestroy", le_gone},
     {"cuLogicalEndpointExport", blob_out0},
+    {"cuGraphCreate", graph_made}, {"cuGraphClone", graph_made}, {"cuGraphDestroy", graph_gone},
+    {"cuStreamEndCapture", captured_graph}, {"cuStreamBeginCapture", capture_begun},
+    {"cuStreamBeginCaptureToGraph", capture_begun},
+    {"cuGraphAddEmptyNode", graph_node_made}, {"cuGraphAddHostNode", graph_node_made},
+    {"cuGraphAddKernelNode", graph_node_made}, {"cuGraphAddMemcpyNode", graph_node_made},
+    {"cuGraphAddMemsetNode", graph_node_made}, {"cuGraphAddChildGraphNode", graph_node_made},
+    {"cuGraphAddEventRecordNode", graph_node_made}, {"cuGraphAddEventWaitNode", graph_node_made},
+    {"cuGraphAddMemAllocNode", graph_node_made}, {"cuGraphAddMemFreeNode", graph_node_made},
+    {"cuGraphAddNode", graph_node_made}, {"cuGraphDestroyNode", graph_node_gone},
+    {"cuGraphAddExternalSemaphoresSignalNode", graph_node_made},
+    {"cuGraphAddExternalSemaphoresWaitNode", graph_node_made},
+    {"cuGraphInstantiate", graph_exec_made}, {"cuGraphInstantiateWithFlags", graph_exec_made},
+    {"cuGraphInstantiateWithParams", graph_exec_made}, {"cuGraphExecDestroy", graph_exec_gone},
+    {"cuUserObjectCreate", user_object_made},
 };
 
 const std::map<std::string, Effect> kRuntime = {
@@ -198,6 +231,17 @@ const std::map<std::string, Effect> kRuntime = {
     {"cudaDestroyExternalMemory", extmem_gone}, {"cudaDestroyExternalSemaphore", sem_gone},
     {"cudaGetMipmappedArrayLevel", level}, {"cudaFreeMipmappedArray", mipmap_gone},
     {"cudaGetKernel", kernel_got}, {"__cudaGetKernel", kernel_got}, {"cudaGetFuncBySymbol", function_got},
+    {"cudaGraphCreate", graph_made}, {"cudaGraphClone", graph_made}, {"cudaGraphDestroy", graph_gone},
+    {"cudaStreamEndCapture", captured_graph}, {"cudaStreamBeginCapture", capture_begun},
+    {"cudaStreamBeginCaptureToGraph", capture_begun},
+    {"cudaGraphAddEmptyNode", graph_node_made}, {"cudaGraphAddHostNode", graph_node_made},
+    {"cudaGraphAddKernelNode", graph_node_made}, {"cudaGraphAddMemcpyNode1D", graph_node_made},
+    {"cudaGraphAddMemsetNode", graph_node_made}, {"cudaGraphAddChildGraphNode", graph_node_made},
+    {"cudaGraphAddEventRecordNode", graph_node_made}, {"cudaGraphAddEventWaitNode", graph_node_made},
+    {"cudaGraphAddMemAllocNode", graph_node_made}, {"cudaGraphAddMemFreeNode", graph_node_made},
+    {"cudaGraphDestroyNode", graph_node_gone},
+    {"cudaGraphInstantiate", graph_exec_made}, {"cudaGraphInstantiateWithFlags", graph_exec_made},
+    {"cudaGraphExecDestroy", graph_exec_gone},
 };
 
 // Calls that wait for streams: a semaphore wait the program enqueued is released first.

@@ -307,4 +307,6 @@ void fill(Call& c, dim3& v) {
   v.x = one(), v.y = pk.in.ConsumeBool() ? 1 : one(), v.z = pk.in.ConsumeBool() ? 1 : one();
 }
 
+void fill(Call& c, CUgraphNode& v) { v = c.pk.pick(S.graph_nodes); }
+
 }  // namespace fz

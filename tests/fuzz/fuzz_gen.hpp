@@ -14,7 +14,10 @@
 
 namespace fz {
 
-enum class HK : uint8_t { none, ctx, stream, event, pool, extmem, extsem, array, mipmap, module, function, library, kernel, link };
+enum class HK : uint8_t {
+  none, ctx, stream, event, pool, extmem, extsem, array, mipmap, module, function, library, kernel, link,
+  graph, graph_node, graph_exec, user_object
+};
 template <class T>
 struct Kind {
   static constexpr HK k = HK::none;
@@ -43,6 +46,10 @@ FZ_KIND(CUfunction, function)
 FZ_KIND(CUlibrary, library)
 FZ_KIND(CUkernel, kernel)
 FZ_KIND(CUlinkState, link)
+FZ_KIND(CUgraph, graph)  // cudaGraph_t and the rest are the same types
+FZ_KIND(CUgraphNode, graph_node)
+FZ_KIND(CUgraphExec, graph_exec)
+FZ_KIND(CUuserObject, user_object)
 #undef FZ_KIND
 
 // What a parameter's C++ type says about it.
@@ -157,6 +164,7 @@ FZ_FILL(cudaIpcEventHandle_t)
 FZ_FILL(cudaPitchedPtr)
 FZ_FILL(cudaExtent)
 FZ_FILL(dim3)
+FZ_FILL(CUgraphNode)  // a dependency: a node the program made, or another graph's, a dead one, garbage
 #undef FZ_FILL
 
 // A callback of exactly the type the entry takes (the sanitizers check indirect calls' types):

@@ -10,11 +10,74 @@ namespace fz {
 
 void check_nvml(const char* api, nvmlReturn_t r);  // fuzz_codes.cpp
 
+namespace {
+void CUDA_CB graph_host_noop(void*) {}
+
+// A graph with structure: up to six nodes of the kinds that need no kernel (empty, host, memset,
+// event record and wait, a child graph), each after some of the ones before it (or after a node
+// of another graph, a dead one, garbage), instantiated and launched once or twice.
+void graph_step(Picker& pk) {
+  FuzzedDataProvider& in = pk.in;
+  CUgraph g = nullptr;
+  CUresult r = cuGraphCreate(&g, 0);
+  check_cu("graph", r);
+  if (r != CUDA_SUCCESS) return;
+  S.graphs.push_back(g);
+  std::vector<CUgraphNode> mine;
+  for (int i = 0, n = in.ConsumeIntegralInRange(0, 6); i < n; ++i) {
+    std::vector<CUgraphNode> deps;
+    for (CUgraphNode d : mine)
+      if (in.ConsumeBool()) deps.push_back(d);
+    if (!in.ConsumeIntegralInRange(0, 7)) deps.push_back(pk.pick(S.graph_nodes));
+    CUgraphNodeParams p{};
+    switch (in.ConsumeIntegralInRange(0, 5)) {
+      case 0: p.type = CU_GRAPH_NODE_TYPE_EMPTY; break;
+      case 1: p.type = CU_GRAPH_NODE_TYPE_HOST; p.host.fn = graph_host_noop; break;
+      case 2: {
+        size_t room = 0;
+        p.type = CU_GRAPH_NODE_TYPE_MEMSET;
+        p.memset.dst = pk.dptr(&room);
+        p.memset.elementSize = 1u << in.ConsumeIntegralInRange(0, 2);
+        p.memset.width = in.ConsumeIntegralInRange<size_t>(0, room / p.memset.elementSize);
+        p.memset.height = 1;
+        p.memset.value = in.ConsumeIntegral<unsigned>();
+        break;
+      }
+      case 3: p.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD; p.eventRecord.event = pk.pick(S.events); break;
+      case 4: p.type = CU_GRAPH_NODE_TYPE_WAIT_EVENT; p.eventWait.event = pk.pick(S.events); break;
+      default: p.type = CU_GRAPH_NODE_TYPE_GRAPH; p.graph.graph = pk.pick(S.graphs); break;
+    }
+    CUgraphNode node = nullptr;
+    r = cuGraphAddNode(&node, g, deps.data(), nullptr, deps.size(), &p);
+    check_cu("graph", r);
+    if (r == CUDA_SUCCESS) {
+      mine.push_back(node);
+      S.graph_nodes.push_back(node);
+    }
+  }
+  CUgraphExec x = nullptr;
+  r = cuGraphInstantiate(&x, g, 0);
+  check_cu("graph", r);
+  if (r != CUDA_SUCCESS) return;
+  S.graph_execs.push_back(x);
+  for (int i = 0, n = in.ConsumeIntegralInRange(1, 2); i < n; ++i) check_cu("graph", cuGraphLaunch(x, pk.stream()));
+  if (in.ConsumeBool()) {
+    check_cu("graph", cuGraphExecDestroy(x));
+    destroyed(S.graph_execs, x);
+  }
+}
+}  // namespace
+
 // One call; returns its name for the books' report.
 const char* step_stateful(Picker& pk) {
   FuzzedDataProvider& in = pk.in;
   const char* api = "?";
-  switch (in.ConsumeIntegralInRange(0, 47)) {
+  switch (in.ConsumeIntegralInRange(0, 48)) {
+    case 48: {
+      api = "graph";
+      graph_step(pk);
+      break;
+    }
     case 0: {
       api = "cuMemAlloc";
       CUdeviceptr p = 0;

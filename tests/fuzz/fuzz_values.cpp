@@ -168,6 +168,10 @@ void* handle(Call& c, HK k) {
     case HK::library: return pk.pick(S.libs);
     case HK::kernel: return pk.pick(S.kernels);
     case HK::link: return pk.pick(S.links);
+    case HK::graph: return pk.pick(S.graphs);
+    case HK::graph_node: return pk.pick(S.graph_nodes);
+    case HK::graph_exec: return pk.pick(S.graph_execs);
+    case HK::user_object: return pk.pick(S.user_objects);
     default: return pk.garbage();
   }
 }
