@@ -152,6 +152,24 @@ Errc with_node(CUgraphNode h, cap::Kind k, const char* api, F f) {
   return f(*n);
 }
 
+// GetParams: a node's parameters as its Spec holds them.
+template <class T>
+Errc get_field(CUgraphNode h, cap::Kind k, T* out, T cap::Spec::*field, const char* api) {
+  TRY(need(out, api, "the output"));
+  return with_node(h, k, api, [&](Node& n) {
+    *out = n.spec.*field;
+    return Errc::success;
+  });
+}
+
+// SetParams: the node's work replaced by a Spec made (and checked) from the new parameters.
+Errc set_spec(CUgraphNode h, cap::Kind k, cap::Spec s, const char* api) {
+  return with_node(h, k, api, [&](Node& n) {
+    n.spec = std::move(s);
+    return Errc::success;
+  });
+}
+
 }  // namespace
 
 Errc cuGraphCreate(CUgraph* out, unsigned int flags) noexcept {
@@ -383,12 +401,7 @@ Errc cuGraphDestroyNode(CUgraphNode h) noexcept {
 
 // ---- node parameters ---------------------------------------------------------------------------
 Errc cuGraphKernelNodeGetParams_v2(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS* p) noexcept {
-  const char* api = "cuGraphKernelNodeGetParams";
-  TRY(need(p, api, "nodeParams"));
-  return with_node(h, cap::Kind::kernel, api, [&](Node& n) {
-    *p = n.spec.kernel;
-    return Errc::success;
-  });
+  return get_field(h, cap::Kind::kernel, p, &cap::Spec::kernel, "cuGraphKernelNodeGetParams");
 }
 Errc cuGraphKernelNodeGetParams(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v1* p) noexcept {
   CUDA_KERNEL_NODE_PARAMS v{};
@@ -402,10 +415,7 @@ Errc cuGraphKernelNodeSetParams_v2(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS*
   const char* api = "cuGraphKernelNodeSetParams";
   cap::Spec s;
   TRY(kernel_spec(p, s, api));
-  return with_node(h, cap::Kind::kernel, api, [&](Node& n) {
-    n.spec = std::move(s);
-    return Errc::success;
-  });
+  return set_spec(h, cap::Kind::kernel, std::move(s), api);
 }
 Errc cuGraphKernelNodeSetParams(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v1* p) noexcept {
   TRY(need(p, "cuGraphKernelNodeSetParams", "nodeParams"));
@@ -413,54 +423,33 @@ Errc cuGraphKernelNodeSetParams(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v1*
   return api::cuGraphKernelNodeSetParams_v2(h, &v2);
 }
 Errc cuGraphMemcpyNodeGetParams(CUgraphNode h, CUDA_MEMCPY3D* p) noexcept {
-  TRY(need(p, "cuGraphMemcpyNodeGetParams", "nodeParams"));
-  return with_node(h, cap::Kind::memcpy, "cuGraphMemcpyNodeGetParams", [&](Node& n) {
-    *p = n.spec.copy;
-    return Errc::success;
-  });
+  return get_field(h, cap::Kind::memcpy, p, &cap::Spec::copy, "cuGraphMemcpyNodeGetParams");
 }
 Errc cuGraphMemcpyNodeSetParams(CUgraphNode h, const CUDA_MEMCPY3D* p) noexcept {
   const char* api = "cuGraphMemcpyNodeSetParams";
   TRY(need(p, api, "nodeParams"));
   cap::Spec s;
   TRY(mem::copy_node(*p, s, api));
-  return with_node(h, cap::Kind::memcpy, api, [&](Node& n) {
-    n.spec = std::move(s);
-    return Errc::success;
-  });
+  return set_spec(h, cap::Kind::memcpy, std::move(s), api);
 }
 Errc cuGraphMemsetNodeGetParams(CUgraphNode h, CUDA_MEMSET_NODE_PARAMS* p) noexcept {
-  TRY(need(p, "cuGraphMemsetNodeGetParams", "nodeParams"));
-  return with_node(h, cap::Kind::memset, "cuGraphMemsetNodeGetParams", [&](Node& n) {
-    *p = n.spec.fill;
-    return Errc::success;
-  });
+  return get_field(h, cap::Kind::memset, p, &cap::Spec::fill, "cuGraphMemsetNodeGetParams");
 }
 Errc cuGraphMemsetNodeSetParams(CUgraphNode h, const CUDA_MEMSET_NODE_PARAMS* p) noexcept {
   const char* api = "cuGraphMemsetNodeSetParams";
   TRY(need(p, api, "nodeParams"));
   cap::Spec s;
   TRY(mem::fill_node(*p, s, api));
-  return with_node(h, cap::Kind::memset, api, [&](Node& n) {
-    n.spec = std::move(s);
-    return Errc::success;
-  });
+  return set_spec(h, cap::Kind::memset, std::move(s), api);
 }
 Errc cuGraphHostNodeGetParams(CUgraphNode h, CUDA_HOST_NODE_PARAMS* p) noexcept {
-  TRY(need(p, "cuGraphHostNodeGetParams", "nodeParams"));
-  return with_node(h, cap::Kind::host, "cuGraphHostNodeGetParams", [&](Node& n) {
-    *p = n.spec.host;
-    return Errc::success;
-  });
+  return get_field(h, cap::Kind::host, p, &cap::Spec::host, "cuGraphHostNodeGetParams");
 }
 Errc cuGraphHostNodeSetParams(CUgraphNode h, const CUDA_HOST_NODE_PARAMS* p) noexcept {
   const char* api = "cuGraphHostNodeSetParams";
   cap::Spec s;
   TRY(host_spec(p, s, api));
-  return with_node(h, cap::Kind::host, api, [&](Node& n) {
-    n.spec = std::move(s);
-    return Errc::success;
-  });
+  return set_spec(h, cap::Kind::host, std::move(s), api);
 }
 Errc cuGraphChildGraphNodeGetGraph(CUgraphNode h, CUgraph* out) noexcept {
   TRY(need(out, "cuGraphChildGraphNodeGetGraph", "phGraph"));
@@ -470,48 +459,26 @@ Errc cuGraphChildGraphNodeGetGraph(CUgraphNode h, CUgraph* out) noexcept {
   });
 }
 Errc cuGraphEventRecordNodeGetEvent(CUgraphNode h, CUevent* out) noexcept {
-  TRY(need(out, "cuGraphEventRecordNodeGetEvent", "event_out"));
-  return with_node(h, cap::Kind::event_record, "cuGraphEventRecordNodeGetEvent", [&](Node& n) {
-    *out = n.spec.event;
-    return Errc::success;
-  });
+  return get_field(h, cap::Kind::event_record, out, &cap::Spec::event, "cuGraphEventRecordNodeGetEvent");
 }
 Errc cuGraphEventWaitNodeGetEvent(CUgraphNode h, CUevent* out) noexcept {
-  TRY(need(out, "cuGraphEventWaitNodeGetEvent", "event_out"));
-  return with_node(h, cap::Kind::wait_event, "cuGraphEventWaitNodeGetEvent", [&](Node& n) {
-    *out = n.spec.event;
-    return Errc::success;
-  });
+  return get_field(h, cap::Kind::wait_event, out, &cap::Spec::event, "cuGraphEventWaitNodeGetEvent");
 }
 Errc cuGraphEventRecordNodeSetEvent(CUgraphNode h, CUevent e) noexcept {
   cap::Spec s;
   TRY(event_spec(e, true, s, "cuGraphEventRecordNodeSetEvent"));
-  return with_node(h, cap::Kind::event_record, "cuGraphEventRecordNodeSetEvent", [&](Node& n) {
-    n.spec = std::move(s);
-    return Errc::success;
-  });
+  return set_spec(h, cap::Kind::event_record, std::move(s), "cuGraphEventRecordNodeSetEvent");
 }
 Errc cuGraphEventWaitNodeSetEvent(CUgraphNode h, CUevent e) noexcept {
   cap::Spec s;
   TRY(event_spec(e, false, s, "cuGraphEventWaitNodeSetEvent"));
-  return with_node(h, cap::Kind::wait_event, "cuGraphEventWaitNodeSetEvent", [&](Node& n) {
-    n.spec = std::move(s);
-    return Errc::success;
-  });
+  return set_spec(h, cap::Kind::wait_event, std::move(s), "cuGraphEventWaitNodeSetEvent");
 }
 Errc cuGraphMemAllocNodeGetParams(CUgraphNode h, CUDA_MEM_ALLOC_NODE_PARAMS* p) noexcept {
-  TRY(need(p, "cuGraphMemAllocNodeGetParams", "params_out"));
-  return with_node(h, cap::Kind::mem_alloc, "cuGraphMemAllocNodeGetParams", [&](Node& n) {
-    *p = n.spec.alloc;
-    return Errc::success;
-  });
+  return get_field(h, cap::Kind::mem_alloc, p, &cap::Spec::alloc, "cuGraphMemAllocNodeGetParams");
 }
 Errc cuGraphMemFreeNodeGetParams(CUgraphNode h, CUdeviceptr* p) noexcept {
-  TRY(need(p, "cuGraphMemFreeNodeGetParams", "dptr_out"));
-  return with_node(h, cap::Kind::mem_free, "cuGraphMemFreeNodeGetParams", [&](Node& n) {
-    *p = n.spec.free_ptr;
-    return Errc::success;
-  });
+  return get_field(h, cap::Kind::mem_free, p, &cap::Spec::free_ptr, "cuGraphMemFreeNodeGetParams");
 }
 
 Errc cuGraphDebugDotPrint(CUgraph hg, const char* path, unsigned int flags) noexcept {
