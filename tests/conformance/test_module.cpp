@@ -368,6 +368,23 @@ TEST_CASE("cuFuncGetAttribute of the cubin's and the PTX's kernels", "[module][f
   }
 }
 
+// The JIT's info log (measured on an H200): a successful load writes an empty string and reports
+// 0 bytes, whatever the buffer held before.
+TEST_CASE("cuModuleLoadDataEx: CU_JIT_INFO_LOG_BUFFER gets an empty string and a size of 0", "[module][jit]") {
+  conformance_primary_ctx();
+  char log[64];
+  std::memset(log, 'x', sizeof log);
+  CUjit_option o[2] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void* v[2] = {log, reinterpret_cast<void*>(uintptr_t{sizeof log})};
+  const char* ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\nret;\n}\n";
+  CUmodule m = nullptr;
+  REQUIRE_CU(cuModuleLoadDataEx(&m, ptx, 2, o, v), CUDA_SUCCESS);
+  CHECK(log[0] == '\0');
+  CHECK(reinterpret_cast<uintptr_t>(v[1]) == 0);
+  CHECK(log[1] == 'x');  // only the terminator is written
+  CHECK_CU(cuModuleUnload(m), CUDA_SUCCESS);
+}
+
 // A PTX kernel's registers, and a JIT register limit (CU_JIT_MAX_REGISTERS) at load and at link.
 // NVIDIA's driver reports ptxas's count (an H200: 70 for numba-cuda's 20-accumulator test kernel,
 // 56 / 38 under limits 57 / 38, 40 linked under 40, 32 when one input asks 32); the emulator
