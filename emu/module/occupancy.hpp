@@ -18,5 +18,8 @@ int active_blocks(const KernelDesc& k, const FuncSettings& s, const Device& d, i
 // Such blocks the whole device holds at once (active_blocks times the SMs): the largest grid a
 // cooperative launch may have.
 uint64_t resident_blocks(const KernelDesc& k, const FuncSettings& s, const Device& d, int threads, size_t dyn);
+// Clusters of `cluster` such blocks the device holds at once (occupancy_clusters.cpp).
+int active_clusters(const KernelDesc& k, const FuncSettings& s, const Device& d, int threads, size_t dyn,
+                    unsigned cluster);
 
 }  // namespace cuda_shim::module

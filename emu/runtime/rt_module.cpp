@@ -92,6 +92,22 @@ Errc launch_ex(const cudaLaunchConfig_t* c, const void* func, void** args, bool 
   return pt ? api::cuLaunchKernelEx_ptsz(&d, f, args, nullptr) : api::cuLaunchKernelEx(&d, f, args, nullptr);
 }
 
+// cudaOccupancyMaxActiveClusters / MaxPotentialClusterSize: the driver's, with the config converted.
+template <class F>
+Errc cluster_query(int* out, const void* func, const cudaLaunchConfig_t* c, const char* api, F driver) {
+  CUfunction f = nullptr;
+  RT_TRY(function_of(func, api, f));
+  if (!c) return driver(out, f, nullptr);
+  CUlaunchConfig d{};
+  d.gridDimX = c->gridDim.x, d.gridDimY = c->gridDim.y, d.gridDimZ = c->gridDim.z;
+  d.blockDimX = c->blockDim.x, d.blockDimY = c->blockDim.y, d.blockDimZ = c->blockDim.z;
+  d.sharedMemBytes = static_cast<unsigned>(c->dynamicSmemBytes);
+  d.hStream = c->stream;
+  d.attrs = reinterpret_cast<CUlaunchAttribute*>(c->attrs);
+  d.numAttrs = c->numAttrs;
+  return driver(out, f, &d);
+}
+
 // ---- symbols ---------------------------------------------------------------------------------
 Errc symbol_range(const void* symbol, size_t count, size_t offset, const char* api, CUdeviceptr& at) {
   RT_TRY(rt::context(api));
@@ -320,6 +336,16 @@ Errc cudaMemcpyFromSymbolAsync(void* dst, const void* sym, size_t n, size_t off,
 Errc cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* sym, size_t n, size_t off, cudaMemcpyKind k,
                                     cudaStream_t s) noexcept {
   return from_symbol(dst, sym, n, off, k, true, s, true, "cudaMemcpyFromSymbolAsync");
+}
+
+Errc cudaOccupancyMaxActiveClusters(int* n, const void* func, const cudaLaunchConfig_t* c) noexcept {
+  return cluster_query(n, func, c, "cudaOccupancyMaxActiveClusters",
+                       [](int* o, CUfunction f, const CUlaunchConfig* d) { return api::cuOccupancyMaxActiveClusters(o, f, d); });
+}
+Errc cudaOccupancyMaxPotentialClusterSize(int* n, const void* func, const cudaLaunchConfig_t* c) noexcept {
+  return cluster_query(n, func, c, "cudaOccupancyMaxPotentialClusterSize", [](int* o, CUfunction f, const CUlaunchConfig* d) {
+    return api::cuOccupancyMaxPotentialClusterSize(o, f, d);
+  });
 }
 
 // For the runtime's graph entries (rt_graph.cpp): a kernel node names its function as a launch does.

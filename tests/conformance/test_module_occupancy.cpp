@@ -116,3 +116,57 @@ TEST_CASE("cuOccupancyAvailableDynamicSMemPerBlock: the SM's share per block, wi
   size_t s = 0;
   CHECK_CU(cuOccupancyAvailableDynamicSMemPerBlock(&s, nullptr, 1, 128), CUDA_ERROR_INVALID_HANDLE);
 }
+
+// Cluster occupancy (measured on an H200 with a kernel of the same limits, ../shared/REAL_DRIVER.md):
+// clusters stay inside a GPC, on distinct SMs, at most 8 blocks of them on an SM.
+namespace {
+int clusters(CUfunction f, unsigned threads, unsigned dyn, unsigned cluster, CUresult want = CUDA_SUCCESS) {
+  CUlaunchAttribute a{};
+  a.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  a.value.clusterDim.x = cluster;
+  a.value.clusterDim.y = 1;
+  a.value.clusterDim.z = 1;
+  CUlaunchConfig c{};
+  c.gridDimX = cluster * 4, c.gridDimY = 1, c.gridDimZ = 1;
+  c.blockDimX = threads, c.blockDimY = 1, c.blockDimZ = 1;
+  c.sharedMemBytes = dyn;
+  c.attrs = &a;
+  c.numAttrs = 1;
+  int n = -7;
+  CHECK_CU(cuOccupancyMaxActiveClusters(&n, f, &c), want);
+  return n;
+}
+}  // namespace
+
+TEST_CASE("cuOccupancyMaxActiveClusters: clusters inside GPCs, as an H200 counts them", "[occupancy][cluster]") {
+  conformance_primary_ctx();
+  if (sms() != 132) return;  // the measured answers are for 132 SMs (H100/H200)
+  Module mod(cubin90().data());
+  CUfunction f = mod.fn(kExternC);
+  REQUIRE_CU(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 232448), CUDA_SUCCESS);
+  CHECK(clusters(f, 128, 0, 9, CUDA_ERROR_INVALID_CLUSTER_SIZE) == -7);  // past the portable 8
+  REQUIRE_CU(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), CUDA_SUCCESS);
+  const int one[] = {132, 66, 39, 30, 22, 17, 15, 15, 9, 7, 7, 7, 7, 7, 7, 7, 2};            // 1 block an SM
+  const int two[] = {264, 132, 79, 62, 47, 39, 32, 30, 23, 21, 16, 16, 14, 14, 14, 14, 4};   // 2
+  const int eight[] = {1056, 528, 327, 248, 193, 163, 139, 124, 102, 88, 81, 74, 67, 65, 58, 58, 16};  // 8
+  for (unsigned cs = 1; cs <= 17; ++cs) {
+    CAPTURE(cs);
+    CHECK(clusters(f, 128, 232448, cs) == one[cs - 1]);
+    CHECK(clusters(f, 1024, 0, cs) == two[cs - 1]);
+    CHECK(clusters(f, 128, 100000, cs) == two[cs - 1]);
+    CHECK(clusters(f, 128, 0, cs) == eight[cs - 1]);
+  }
+  CUlaunchConfig c{};
+  c.gridDimX = 64, c.gridDimY = 1, c.gridDimZ = 1, c.blockDimX = 128, c.blockDimY = 1, c.blockDimZ = 1;
+  int n = -7;
+  CHECK_CU(cuOccupancyMaxActiveClusters(&n, f, &c), CUDA_SUCCESS);  // no cluster dimension: none
+  CHECK(n == 0);
+  CHECK_CU(cuOccupancyMaxPotentialClusterSize(&n, f, &c), CUDA_SUCCESS);
+  CHECK(n == 16);
+  REQUIRE_CU(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 0), CUDA_SUCCESS);
+  CHECK_CU(cuOccupancyMaxPotentialClusterSize(&n, f, &c), CUDA_SUCCESS);
+  CHECK(n == 8);
+  CHECK_CU(cuOccupancyMaxActiveClusters(nullptr, f, &c), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuOccupancyMaxActiveClusters(&n, f, nullptr), CUDA_ERROR_INVALID_VALUE);
+  CHECK_CU(cuOccupancyMaxActiveClusters(&n, nullptr, &c), CUDA_ERROR_INVALID_VALUE);
+}

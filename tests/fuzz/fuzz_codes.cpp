@@ -159,6 +159,10 @@ const std::vector<Family> kFamilies = {
                  cudaErrorStreamCaptureUnsupported, cudaErrorStreamCaptureInvalidated, cudaErrorStreamCaptureMerge,
                  cudaErrorStreamCaptureUnmatched, cudaErrorStreamCaptureUnjoined, cudaErrorStreamCaptureIsolation,
                  cudaErrorStreamCaptureImplicit}},
+    // cluster occupancy: a cluster past the portable size the function allows; a registered stub
+    // whose kernel the fat binary lacks
+    {"Cluster", {CUDA_ERROR_INVALID_CLUSTER_SIZE, cudaErrorInvalidClusterSize, cudaErrorInvalidDeviceFunction,
+                 cudaErrorSymbolNotFound}},
     // an executable graph that cannot take the graph's parameters
     {"ExecUpdate", {CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, cudaErrorGraphExecUpdateFailure}},
     // a graph's copies, as the copies they stand for
