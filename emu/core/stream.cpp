@@ -386,6 +386,7 @@ void Event::set(Stream& s, uint64_t seq, TimePoint when, std::shared_ptr<EventRe
     if (cap_seq_) [[unlikely]] {  // recorded outside a capture again: an ordinary event once more
       cap_seq_.reset();
       cap_deps_.clear();
+      cap_any_.store(false, std::memory_order_release);
     }
     if (stream_.get() == &s && clock_gen_ == gen) {  // re-recorded on the same stream: no references
       seq_ = seq;

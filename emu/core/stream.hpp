@@ -252,8 +252,12 @@ class Event {
     std::lock_guard lk(m_);
     cap_seq_ = std::move(seq);
     cap_deps_ = std::move(deps);
+    cap_any_.store(true, std::memory_order_release);
   }
+  // One load for an event never recorded in a capture (queries and waits ask every time).
   std::shared_ptr<cap::Sequence> captured(std::vector<void*>* deps = nullptr) const {
+    if (!cap_any_.load(std::memory_order_acquire)) [[likely]]
+      return nullptr;
     std::lock_guard lk(m_);
     if (deps) *deps = cap_deps_;
     return cap_seq_;
@@ -275,6 +279,7 @@ class Event {
   bool owner_ = false;
   std::shared_ptr<cap::Sequence> cap_seq_;
   std::vector<void*> cap_deps_;
+  std::atomic<bool> cap_any_{false};  // cap_seq_ may be set
 };
 
 // Block until `d` is complete.

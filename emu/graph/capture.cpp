@@ -31,11 +31,9 @@ class Seq final : public cap::Sequence, public std::enable_shared_from_this<Seq>
     part(s).deps = {n};
     return Errc::success;
   }
+  // valid_ is atomic: callers may hold the world lock or not.
   Errc refuse(Errc code, const char* api, const char* why) override {
-    {
-      std::lock_guard lk(world().m);
-      valid_ = false;
-    }
+    valid_ = false;
     return fail(code, "{}: {}; the capture is invalidated (cuStreamEndCapture will answer "
                 "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)", api, why);
   }
@@ -50,7 +48,7 @@ class Seq final : public cap::Sequence, public std::enable_shared_from_this<Seq>
     if (!open_ || !valid_)
       return fail(Errc::stream_capture_invalidated, "{}: the event's capture was invalidated", api);
     if (auto c = s.capture(); c && c.get() != this)
-      return refuse_locked(Errc::stream_capture_merge, api, "the stream takes part in another capture");
+      return refuse(Errc::stream_capture_merge, api, "the stream takes part in another capture");
     if (!s.capture()) {
       s.set_capture(shared_from_this());
       parts_.push_back(Part{&s, s.weak_from_this(), {}});
@@ -80,10 +78,6 @@ class Seq final : public cap::Sequence, public std::enable_shared_from_this<Seq>
       if (p.s == &s) return p;
     parts_.push_back(Part{&s, {}, {}});
     return parts_.back();
-  }
-  Errc refuse_locked(Errc code, const char* api, const char* why) {
-    valid_ = false;
-    return fail(code, "{}: {}; the capture is invalidated", api, why);
   }
   void invalidate() { valid_ = false; }
   bool valid() const { return valid_; }
@@ -173,7 +167,7 @@ Errc end_capture(CUstream h, bool pt, CUgraph* out, const char* api) {
   Seq* q = static_cast<Seq*>(hold.get());
   if (!q) return fail(Errc::illegal_state, "{}: the stream is not capturing", api);
   if (q->origin().get() != s.get())
-    return q->refuse_locked(Errc::stream_capture_unmatched, api, "only the stream that began the capture ends it");
+    return q->refuse(Errc::stream_capture_unmatched, api, "only the stream that began the capture ends it");
   const bool valid = q->valid();
   const bool unjoined = valid && q->unjoined();
   q->end();

@@ -77,18 +77,25 @@ Errc launch_kernel_handle(cudaKernel_t k, dim3 g, dim3 b, void** args, size_t sh
   return launch(f, g, b, args, shm, s, pt, api);
 }
 
+// The driver's form of a runtime launch configuration (cudaLaunchAttribute is laid out as
+// CUlaunchAttribute).
+CUlaunchConfig driver_config(const cudaLaunchConfig_t& c) {
+  CUlaunchConfig d{};
+  d.gridDimX = c.gridDim.x, d.gridDimY = c.gridDim.y, d.gridDimZ = c.gridDim.z;
+  d.blockDimX = c.blockDim.x, d.blockDimY = c.blockDim.y, d.blockDimZ = c.blockDim.z;
+  d.sharedMemBytes = static_cast<unsigned>(c.dynamicSmemBytes);
+  d.hStream = c.stream;
+  d.attrs = reinterpret_cast<CUlaunchAttribute*>(c.attrs);
+  d.numAttrs = c.numAttrs;
+  return d;
+}
+
 // cudaLaunchKernelExC: cuLaunchKernelEx with the same attributes (cluster dimensions, cooperative, ...).
 Errc launch_ex(const cudaLaunchConfig_t* c, const void* func, void** args, bool pt, const char* api) {
   RT_TRY(need(c, api, "config"));
   CUfunction f = nullptr;
   RT_TRY(function_of(func, api, f));
-  CUlaunchConfig d{};
-  d.gridDimX = c->gridDim.x, d.gridDimY = c->gridDim.y, d.gridDimZ = c->gridDim.z;
-  d.blockDimX = c->blockDim.x, d.blockDimY = c->blockDim.y, d.blockDimZ = c->blockDim.z;
-  d.sharedMemBytes = static_cast<unsigned>(c->dynamicSmemBytes);
-  d.hStream = c->stream;
-  d.attrs = reinterpret_cast<CUlaunchAttribute*>(c->attrs);
-  d.numAttrs = c->numAttrs;
+  CUlaunchConfig d = driver_config(*c);
   return pt ? api::cuLaunchKernelEx_ptsz(&d, f, args, nullptr) : api::cuLaunchKernelEx(&d, f, args, nullptr);
 }
 
@@ -98,13 +105,7 @@ Errc cluster_query(int* out, const void* func, const cudaLaunchConfig_t* c, cons
   CUfunction f = nullptr;
   RT_TRY(function_of(func, api, f));
   if (!c) return driver(out, f, nullptr);
-  CUlaunchConfig d{};
-  d.gridDimX = c->gridDim.x, d.gridDimY = c->gridDim.y, d.gridDimZ = c->gridDim.z;
-  d.blockDimX = c->blockDim.x, d.blockDimY = c->blockDim.y, d.blockDimZ = c->blockDim.z;
-  d.sharedMemBytes = static_cast<unsigned>(c->dynamicSmemBytes);
-  d.hStream = c->stream;
-  d.attrs = reinterpret_cast<CUlaunchAttribute*>(c->attrs);
-  d.numAttrs = c->numAttrs;
+  CUlaunchConfig d = driver_config(*c);
   return driver(out, f, &d);
 }
 
