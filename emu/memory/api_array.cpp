@@ -1,10 +1,52 @@
-// Driver entries: CUDA arrays, as far as cuda-shim makes them (levels of mipmapped arrays
-// mapped from external memory; memory/array.hpp has their layout).
+// Driver entries: CUDA arrays and mipmapped arrays, made here (array_create.cpp) or mapped from
+// external memory; memory/array.hpp has their layout.
 #include "abi/driver_api.hpp"
+#include "core/context.hpp"
 #include "core/driver.hpp"
 #include "memory/array.hpp"
 
 namespace cuda_shim::api {
+
+Errc cuArray3DCreate_v2(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* pAllocateArray) noexcept {
+  const char* api = "cuArray3DCreate";
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  TRY(need(pHandle, api, "pHandle"));
+  TRY(need(pAllocateArray, api, "pAllocateArray"));
+  mem::ArrayPtr a;
+  TRY(mem::create_array(ctx, *pAllocateArray, api, "*pAllocateArray", a));
+  *pHandle = static_cast<CUarray>(mem::arrays().add(std::move(a)));
+  return Errc::success;
+}
+
+Errc cuArrayCreate_v2(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* pAllocateArray) noexcept {
+  const char* api = "cuArrayCreate";
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  TRY(need(pHandle, api, "pHandle"));
+  TRY(need(pAllocateArray, api, "pAllocateArray"));
+  // A 1D or 2D array: the 3D descriptor with Depth 0 and no flags.
+  const CUDA_ARRAY3D_DESCRIPTOR d{pAllocateArray->Width, pAllocateArray->Height, 0, pAllocateArray->Format,
+                                  pAllocateArray->NumChannels, 0};
+  mem::ArrayPtr a;
+  TRY(mem::create_array(ctx, d, api, "*pAllocateArray", a));
+  *pHandle = static_cast<CUarray>(mem::arrays().add(std::move(a)));
+  return Errc::success;
+}
+
+Errc cuMipmappedArrayCreate(CUmipmappedArray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* pMipmappedArrayDesc,
+                            unsigned int numMipmapLevels) noexcept {
+  const char* api = "cuMipmappedArrayCreate";
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  TRY(need(pHandle, api, "pHandle"));
+  TRY(need(pMipmappedArrayDesc, api, "pMipmappedArrayDesc"));
+  mem::MipmappedArrayPtr m;
+  TRY(mem::create_mipmap(ctx, *pMipmappedArrayDesc, numMipmapLevels, api, "*pMipmappedArrayDesc", m));
+  for (auto& l : m->level) mem::arrays().add(l);
+  *pHandle = static_cast<CUmipmappedArray>(mem::mipmapped_arrays().add(std::move(m)));
+  return Errc::success;
+}
 
 Errc cuMipmappedArrayGetLevel(CUarray* pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level) noexcept {
   const char* api = "cuMipmappedArrayGetLevel";
@@ -60,8 +102,10 @@ Errc cuArrayDestroy(CUarray hArray) noexcept {
   TRY(Driver::get().require_init(api));
   mem::ArrayPtr a;
   TRY(mem::array_arg(hArray, api, "hArray", a));
-  // Measured: destroying a mipmapped array's level succeeds, and so does destroying the mipmapped
-  // array afterwards. The level lives as long as its mipmapped array.
+  // Measured: destroying a mipmapped array's level succeeds, its descriptor still reads back, and
+  // destroying the mipmapped array afterwards succeeds. The level lives as long as its mipmapped
+  // array. An array of its own goes (its memory once copies in flight let go of it).
+  if (a->own) mem::arrays().remove(hArray);
   return Errc::success;
 }
 
@@ -72,6 +116,8 @@ Errc no_requirements(const void* out, const char* api) {
   return fail(Errc::invalid_value, "{}: only arrays created with CUDA_ARRAY3D_DEFERRED_MAPPING have memory "
               "requirements; this array already has its memory", api);
 }
+// Measured: a 64x64 FLOAT deferred-mapping array (16 KiB) needs 64 KiB aligned to 64 KiB.
+constexpr size_t kDeferredGranule = 64 << 10;
 }  // namespace
 
 Errc cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* req, CUarray array, CUdevice device) noexcept {
@@ -79,7 +125,12 @@ Errc cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* req, CUarray a
   TRY(Driver::get().require_init(api));
   mem::ArrayPtr a;
   TRY(mem::array_arg(array, api, "array", a));
-  return no_requirements(req, api);
+  if (!a->own || !(a->desc.Flags & CUDA_ARRAY3D_DEFERRED_MAPPING)) return no_requirements(req, api);
+  TRY(need(req, api, "memoryRequirements"));
+  *req = CUDA_ARRAY_MEMORY_REQUIREMENTS{};
+  req->size = (a->bytes + kDeferredGranule - 1) / kDeferredGranule * kDeferredGranule;
+  req->alignment = kDeferredGranule;
+  return Errc::success;
 }
 
 Errc cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* req, CUmipmappedArray mipmap,

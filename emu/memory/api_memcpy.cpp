@@ -4,6 +4,7 @@
 #include "abi/driver_api.hpp"
 #include "core/capture.hpp"
 #include "core/context.hpp"
+#include "memory/array.hpp"
 #include "memory/copy.hpp"
 
 namespace cuda_shim::api {
@@ -205,6 +206,71 @@ Errc fill(CUdeviceptr dst, size_t pitch, unsigned value, unsigned elem, size_t w
   return mem::submit_fill(std::move(op), how, api);
 }
 
+// One end of a 1D copy: a byte offset into an array (array set), or a pointer read as `space`.
+struct End {
+  bool array = false;
+  CUarray arr = nullptr;
+  uintptr_t p = 0;  // the pointer, or the array's byte offset
+  Space space = Space::device;
+  const char* what = "";
+};
+End arr_end(CUarray a, size_t off, const char* what) { return End{true, a, off, Space::device, what}; }
+End ptr_end(uintptr_t p, Space s, const char* what) { return End{false, nullptr, p, s, what}; }
+
+Errc resolve_end(const End& e, size_t n, const char* api, mem::Side& out) {
+  if (!e.array) return mem::resolve(e.p, e.space, Extent{n, 1, 1, n, n}, api, e.what, out);
+  // Measured: a NULL array is INVALID_VALUE here, not INVALID_HANDLE.
+  if (!e.arr) return fail(Errc::invalid_value, "{}: {} is NULL", api, e.what);
+  mem::ArrayPtr a;
+  TRY(mem::array_arg(e.arr, api, e.what, a));
+  char* p = nullptr;
+  TRY(mem::linear_range(a, e.p, n, api, e.what, p));
+  out = mem::Side{};
+  out.p = p;
+  out.r = a->memory;
+  out.pitch = out.slice = n;
+  return Errc::success;
+}
+
+void describe_end(const End& e, CUmemorytype& type, const void*& host, CUdeviceptr& dev, CUarray& arr, size_t& x) {
+  if (e.array) {
+    type = CU_MEMORYTYPE_ARRAY, arr = e.arr, x = e.p;
+  } else {
+    type = memtype(e.space);
+    if (e.space == Space::host) host = reinterpret_cast<const void*>(e.p); else dev = e.p;
+  }
+}
+
+// A 1D copy with an array at one end or both (cuMemcpyHtoA, AtoH, DtoA, AtoD, AtoA and the async
+// forms): byte offsets, any alignment (measured), bytes counted in the array's own layout.
+Errc copy_1d_array(const End& dst, const End& src, size_t n, const Submit& how, const char* api) {
+  std::shared_ptr<Context> ctx;
+  TRY(require_context(api, ctx));
+  if (n == 0) return Errc::success;  // measured: even at an offset past the array's end
+  CopyOp op;
+  op.width = n;
+  TRY(resolve_end(dst, n, api, op.dst));
+  TRY(resolve_end(src, n, api, op.src));
+  if (!dst.array) TRY(mem::check_writable(op.dst, api, dst.what));
+  std::shared_ptr<Stream> st;
+  std::shared_ptr<cap::Sequence> seq;
+  TRY(sequence_of(how, api, st, seq));
+  if (seq) [[unlikely]] {
+    cap::Spec sp;
+    sp.kind = cap::Kind::memcpy;
+    CUDA_MEMCPY3D& c = sp.copy;
+    c = CUDA_MEMCPY3D{};
+    const void* dhost = nullptr;
+    describe_end(src, c.srcMemoryType, c.srcHost, c.srcDevice, c.srcArray, c.srcXInBytes);
+    describe_end(dst, c.dstMemoryType, dhost, c.dstDevice, c.dstArray, c.dstXInBytes);
+    c.dstHost = const_cast<void*>(dhost);
+    c.WidthInBytes = n, c.Height = 1, c.Depth = 1;
+    sp.issue = [=](CUstream s) { return copy_1d_array(dst, src, n, async_on(s, false), kLaunch); };
+    return seq->add(*st, std::move(sp), api);
+  }
+  return mem::submit_copy(std::move(op), how, api);
+}
+
 }  // namespace
 
 // ---- 1D copies ---------------------------------------------------------------------------
@@ -341,6 +407,48 @@ MEMSET_2D(cuMemsetD2D8, "cuMemsetD2D8", unsigned char, 1)
 MEMSET_2D(cuMemsetD2D16, "cuMemsetD2D16", unsigned short, 2)
 MEMSET_2D(cuMemsetD2D32, "cuMemsetD2D32", unsigned int, 4)
 #undef MEMSET_2D
+
+// ---- 1D copies to and from arrays --------------------------------------------------------------
+#define CUDA_SHIM_ARRAY_1D(SUF, HOW)                                                                          \
+  Errc cuMemcpyHtoA_v2##SUF(CUarray dst, size_t off, const void* src, size_t n) noexcept {                    \
+    return copy_1d_array(arr_end(dst, off, "dstArray"), ptr_end(u(src), Space::host, "srcHost"), n, HOW,     \
+                         "cuMemcpyHtoA");                                                                     \
+  }                                                                                                           \
+  Errc cuMemcpyAtoH_v2##SUF(void* dst, CUarray src, size_t off, size_t n) noexcept {                          \
+    return copy_1d_array(ptr_end(u(dst), Space::host, "dstHost"), arr_end(src, off, "srcArray"), n, HOW,     \
+                         "cuMemcpyAtoH");                                                                     \
+  }                                                                                                           \
+  Errc cuMemcpyDtoA_v2##SUF(CUarray dst, size_t off, CUdeviceptr src, size_t n) noexcept {                    \
+    return copy_1d_array(arr_end(dst, off, "dstArray"), ptr_end(src, Space::device, "srcDevice"), n, HOW,    \
+                         "cuMemcpyDtoA");                                                                     \
+  }                                                                                                           \
+  Errc cuMemcpyAtoD_v2##SUF(CUdeviceptr dst, CUarray src, size_t off, size_t n) noexcept {                    \
+    return copy_1d_array(ptr_end(dst, Space::device, "dstDevice"), arr_end(src, off, "srcArray"), n, HOW,    \
+                         "cuMemcpyAtoD");                                                                     \
+  }                                                                                                           \
+  Errc cuMemcpyAtoA_v2##SUF(CUarray dst, size_t doff, CUarray src, size_t soff, size_t n) noexcept {          \
+    return copy_1d_array(arr_end(dst, doff, "dstArray"), arr_end(src, soff, "srcArray"), n, HOW,             \
+                         "cuMemcpyAtoA");                                                                     \
+  }
+CUDA_SHIM_ARRAY_1D(, kSync)
+CUDA_SHIM_ARRAY_1D(_ptds, kSyncPt)
+#undef CUDA_SHIM_ARRAY_1D
+Errc cuMemcpyHtoAAsync_v2(CUarray dst, size_t off, const void* src, size_t n, CUstream s) noexcept {
+  return copy_1d_array(arr_end(dst, off, "dstArray"), ptr_end(u(src), Space::host, "srcHost"), n, async_on(s, false),
+                       "cuMemcpyHtoAAsync");
+}
+Errc cuMemcpyHtoAAsync_v2_ptsz(CUarray dst, size_t off, const void* src, size_t n, CUstream s) noexcept {
+  return copy_1d_array(arr_end(dst, off, "dstArray"), ptr_end(u(src), Space::host, "srcHost"), n, async_on(s, true),
+                       "cuMemcpyHtoAAsync");
+}
+Errc cuMemcpyAtoHAsync_v2(void* dst, CUarray src, size_t off, size_t n, CUstream s) noexcept {
+  return copy_1d_array(ptr_end(u(dst), Space::host, "dstHost"), arr_end(src, off, "srcArray"), n, async_on(s, false),
+                       "cuMemcpyAtoHAsync");
+}
+Errc cuMemcpyAtoHAsync_v2_ptsz(void* dst, CUarray src, size_t off, size_t n, CUstream s) noexcept {
+  return copy_1d_array(ptr_end(u(dst), Space::host, "dstHost"), arr_end(src, off, "srcArray"), n, async_on(s, true),
+                       "cuMemcpyAtoHAsync");
+}
 
 }  // namespace cuda_shim::api
 

@@ -34,6 +34,7 @@ size_t element_size(CUarray_format f, unsigned ch) noexcept {
     case CU_AD_FORMAT_UNORM_INT16X1: case CU_AD_FORMAT_SNORM_INT16X1: return ch == 1 ? 2 : 0;
     case CU_AD_FORMAT_UNORM_INT16X2: case CU_AD_FORMAT_SNORM_INT16X2: return ch == 2 ? 4 : 0;
     case CU_AD_FORMAT_UNORM_INT16X4: case CU_AD_FORMAT_SNORM_INT16X4: return ch == 4 ? 8 : 0;
+    case CU_AD_FORMAT_UNORM_INT_101010_2: return ch == 4 ? 4 : 0;
     default: return 0;
   }
   return ch == 1 || ch == 2 || ch == 4 ? b * ch : 0;
@@ -51,6 +52,40 @@ const char* format_name(CUarray_format f) noexcept {
     case CU_AD_FORMAT_FLOAT: return "CU_AD_FORMAT_FLOAT";
     default: return "a format cuda-shim does not lay out";
   }
+}
+
+Array::~Array() {
+  if (charged) uncharge(ordinal, charged);
+}
+MipmappedArray::~MipmappedArray() {
+  if (charged) uncharge(ordinal, charged);
+}
+
+bool is_opaque_format(CUarray_format f) noexcept {
+  const unsigned v = static_cast<unsigned>(f);
+  const bool bc = v >= 0x91 && v <= 0x9e, video = (v >= 0x9f && v <= 0xa9 && v != 0xa0) || (v >= 0xb0 && v <= 0xb5);
+  return bc || video;
+}
+
+unsigned max_levels(const CUDA_ARRAY3D_DESCRIPTOR& d) noexcept {
+  const bool layered = d.Flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP);
+  size_t biggest = std::max({d.Width, d.Height, layered ? size_t(0) : d.Depth});
+  unsigned most = 1;
+  while ((biggest >>= 1) != 0) ++most;
+  return most;
+}
+
+Errc linear_range(const ArrayPtr& a, size_t offset, size_t bytes, const char* api, const char* what, char*& out) {
+  // Measured on an H200: byte-offset copies reach the array's first row only (Width elements),
+  // whatever its dimensions: 1D, layered 1D, the first row of a mipmap level; a 2D array's
+  // second row is out of range.
+  const size_t row = a->pitch;
+  if (offset > row || bytes > row - offset)
+    return fail(Errc::invalid_value, "{}: bytes [{}, {}) lie outside {}'s reach: byte-offset copies address the first "
+                "row of an array ({} elements, {} bytes); use cuMemcpy2D/cuMemcpy3D for the rest", api, offset,
+                offset + bytes, what, a->desc.Width, row);
+  out = a->host + offset;
+  return Errc::success;
 }
 
 std::string MipmappedArray::describe() const {
@@ -92,10 +127,7 @@ Errc plan_mipmap(const CUDA_ARRAY3D_DESCRIPTOR& d, unsigned levels, const char* 
   if ((d.Flags & CUDA_ARRAY3D_CUBEMAP) && (d.Width != d.Height || d.Depth % 6 != 0 || d.Depth == 0))
     return fail(Errc::invalid_value, "{}: {} is a cubemap: Width must equal Height and Depth must be 6 (or a multiple "
                 "of 6 when layered)", api, what);
-  const bool layered = d.Flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP);
-  size_t biggest = std::max({d.Width, d.Height, layered ? size_t(0) : d.Depth});
-  unsigned most = 1;
-  while ((biggest >>= 1) != 0) ++most;
+  const unsigned most = max_levels(d);
   // Measured: more levels than the extent has is INVALID_VALUE; 0 levels corrupts the real
   // driver's heap (SIGABRT), answered here with the documented INVALID_VALUE.
   if (levels == 0 || levels > most)
@@ -140,8 +172,8 @@ MipmappedArrayPtr make_mipmap(const CUDA_ARRAY3D_DESCRIPTOR& d, unsigned levels,
 Errc array_arg(CUarray h, const char* api, const char* what, ArrayPtr& out) {
   out = arrays().find(h);
   if (!out)
-    return fail(Errc::invalid_handle, "{}: {} = {} is not a live CUDA array (cuda-shim makes arrays only as levels of "
-                "mipmapped arrays mapped from external memory)", api, what, static_cast<void*>(h));
+    return fail(Errc::invalid_handle, "{}: {} = {} is not a live CUDA array (never created, or destroyed)", api, what,
+                static_cast<void*>(h));
   return Errc::success;
 }
 

@@ -8,6 +8,7 @@
 
 #include "abi/driver_api.hpp"
 #include "abi/runtime_api.hpp"
+#include "memory/array.hpp"
 #include "runtime/rt_state.hpp"
 
 namespace cuda_shim::rtapi {
@@ -128,15 +129,42 @@ void fill_3d(M& m, cudaMemcpyKind k, const cudaPos& sp, const cudaPitchedPtr& s,
   m.Depth = e.depth;
 }
 
+// The bytes of one element of the array a copy names (cudaMemcpy3D counts positions and the
+// extent in elements of the array taking part, in bytes otherwise).
+Errc element_bytes(cudaArray_const_t a, size_t& out) {
+  CUDA_ARRAY3D_DESCRIPTOR d{};
+  RT_TRY(api::cuArray3DGetDescriptor_v2(&d, reinterpret_cast<CUarray>(const_cast<cudaArray_t>(a))));
+  out = mem::element_size(d.Format, d.NumChannels);
+  return Errc::success;
+}
+
+// An array end of a 3D copy: the driver's array operand at a byte position.
+template <class M>
+void array_end(M& m, bool src, cudaArray_const_t a, const cudaPos& pos, size_t elem) {
+  CUarray h = reinterpret_cast<CUarray>(const_cast<cudaArray_t>(a));
+  if (src) {
+    m.srcMemoryType = CU_MEMORYTYPE_ARRAY, m.srcArray = h, m.srcXInBytes = pos.x * elem;
+    m.srcHost = nullptr, m.srcDevice = 0, m.srcPitch = 0, m.srcHeight = 0;
+  } else {
+    m.dstMemoryType = CU_MEMORYTYPE_ARRAY, m.dstArray = h, m.dstXInBytes = pos.x * elem;
+    m.dstHost = nullptr, m.dstDevice = 0, m.dstPitch = 0, m.dstHeight = 0;
+  }
+}
+
 Errc memcpy3d(const cudaMemcpy3DParms* p, bool async, cudaStream_t s, bool pt, const char* api) {
   RT_TRY(rt::context(api));
   RT_TRY(need(p, api, "p"));
-  if (p->srcArray || p->dstArray)
-    return fail(Errc::not_supported, "{}: CUDA arrays are not emulated by cuda-shim yet", api);
   if (p->extent.width == 0 || p->extent.height == 0 || p->extent.depth == 0) return Errc::success;
   RT_TRY(check_kind(p->kind, api));
   CUDA_MEMCPY3D m{};
   fill_3d(m, p->kind, p->srcPos, p->srcPtr, p->dstPos, p->dstPtr, p->extent);
+  if (p->srcArray || p->dstArray) {
+    size_t elem = 1;
+    RT_TRY(element_bytes(p->srcArray ? p->srcArray : p->dstArray, elem));
+    m.WidthInBytes = p->extent.width * elem;
+    if (p->srcArray) array_end(m, true, p->srcArray, p->srcPos, elem);
+    if (p->dstArray) array_end(m, false, p->dstArray, p->dstPos, elem);
+  }
   if (async) return pt ? api::cuMemcpy3DAsync_v2_ptsz(&m, s) : api::cuMemcpy3DAsync_v2(&m, s);
   return pt ? api::cuMemcpy3D_v2_ptds(&m) : api::cuMemcpy3D_v2(&m);
 }

@@ -81,7 +81,8 @@ struct State {
   std::vector<Sem> sems;
   std::vector<CUcontext> ctxs;  // cuCtxCreate's
   std::vector<Mipmap> mipmaps;
-  std::vector<CUarray> arrays;  // levels handed out (they die with their mipmapped array)
+  std::vector<CUarray> arrays;  // levels handed out (they die with their mipmapped array) and own_arrays
+  std::vector<CUarray> own_arrays;  // made by cuArrayCreate/cuArray3DCreate/cudaMalloc*Array
   std::vector<CUmodule> modules;  // loaded by the program
   std::vector<CUlibrary> libs;
   std::vector<CUmodule> lib_modules;  // a library's, not the program's to unload

@@ -100,7 +100,7 @@ std::string fd_list() {
 unsigned long long held_arrays() {
   unsigned long long n = 0;
   for (const Mipmap& m : S.mipmaps) n += 1 + m.levels;
-  return n;
+  return n + S.own_arrays.size();
 }
 
 // ---- Accounting after each call ----
@@ -384,6 +384,7 @@ void cleanup() {
   for (CUlinkState l : S.links) cuLinkDestroy(l);
   for (void** f : S.fatbins) __cudaUnregisterFatBinary(f);
   for (const Mipmap& m : S.mipmaps) cuMipmappedArrayDestroy(m.h);
+  for (CUarray a : S.own_arrays) cuArrayDestroy(a);
   for (CUmemoryPool p : S.pools) cuMemPoolDestroy(p);
   for (CUexternalMemory m : S.extmems) cuDestroyExternalMemory(m);
   for (auto& s : S.sems) cuDestroyExternalSemaphore(s.h);

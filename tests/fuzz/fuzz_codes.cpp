@@ -139,6 +139,8 @@ const std::vector<Family> kFamilies = {
     // copies and fills
     {"cudaMemcpy", {cudaErrorInvalidMemcpyDirection, cudaErrorInvalidPitchValue}},
     {"cudaMemset", {cudaErrorInvalidPitchValue}},
+    // CUDA arrays: a channel format no array holds (the runtime's)
+    {"Array", {cudaErrorInvalidChannelDescriptor, M, cudaErrorMemoryAllocation}},
     // sharing
     {"Ipc", {MAP, PEER, M, cudaErrorMapBufferObjectFailed, cudaErrorPeerAccessUnsupported}},
     {"Shareable", {NP, SNR, UNK, M, cudaErrorNotPermitted, cudaErrorSystemNotReady, cudaErrorUnknown}},

@@ -53,6 +53,17 @@ void mipmap_gone(Call& c) {
   remember_dead(m);
 }
 void level(Call& c) { add_unique(S.arrays, c.out<CUarray>(0)); }
+void array_made(Call& c) {
+  add_unique(S.arrays, c.out<CUarray>(0));
+  add_unique(S.own_arrays, c.out<CUarray>(0));
+}
+// Destroying a mipmap level succeeds and leaves it alive: only an array of its own goes.
+void array_gone(Call& c) {
+  auto a = c.arg<CUarray>(0);
+  if (std::find(S.own_arrays.begin(), S.own_arrays.end(), a) == S.own_arrays.end()) return;
+  S.arrays.erase(std::remove(S.arrays.begin(), S.arrays.end(), a), S.arrays.end());
+  destroyed(S.own_arrays, a);
+}
 void stream_made(Call& c) { S.streams.push_back(c.out<CUstream>(0)); }
 void stream_gone(Call& c) { destroyed(S.streams, c.arg<CUstream>(0)); }
 void event_made(Call& c) { S.events.push_back(c.out<CUevent>(0)); }
@@ -187,6 +198,8 @@ const std::map<std::string, Effect> kDriver = {
     {"cuExternalMemoryGetMappedBuffer", ext_buffer}, {"cuExternalMemoryGetMappedMipmappedArray", mipmap},
     {"cuDestroyExternalMemory", extmem_gone}, {"cuDestroyExternalSemaphore", sem_gone},
     {"cuMipmappedArrayGetLevel", level}, {"cuMipmappedArrayDestroy", mipmap_gone},
+    {"cuMipmappedArrayCreate", mipmap}, {"cuArrayCreate", array_made}, {"cuArray3DCreate", array_made},
+    {"cuArrayDestroy", array_gone},
     {"cuModuleLoad", module_made}, {"cuModuleLoadData", module_made}, {"cuModuleLoadDataEx", module_made},
     {"cuModuleLoadFatBinary", module_made}, {"cuModuleUnload", module_gone}, {"cuModuleGetFunction", function_got},
     {"cuModuleEnumerateFunctions", functions_got}, {"cuModuleGetGlobal", global},
@@ -230,6 +243,8 @@ const std::map<std::string, Effect> kRuntime = {
     {"cudaExternalMemoryGetMappedBuffer", ext_buffer}, {"cudaExternalMemoryGetMappedMipmappedArray", mipmap},
     {"cudaDestroyExternalMemory", extmem_gone}, {"cudaDestroyExternalSemaphore", sem_gone},
     {"cudaGetMipmappedArrayLevel", level}, {"cudaFreeMipmappedArray", mipmap_gone},
+    {"cudaMallocMipmappedArray", mipmap}, {"cudaMallocArray", array_made}, {"cudaMalloc3DArray", array_made},
+    {"cudaFreeArray", array_gone},
     {"cudaGetKernel", kernel_got}, {"__cudaGetKernel", kernel_got}, {"cudaGetFuncBySymbol", function_got},
     {"cudaGraphCreate", graph_made}, {"cudaGraphClone", graph_made}, {"cudaGraphDestroy", graph_gone},
     {"cudaStreamEndCapture", captured_graph}, {"cudaStreamBeginCapture", capture_begun},

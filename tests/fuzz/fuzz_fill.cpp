@@ -205,15 +205,35 @@ void fill(Call& c, cudaExternalMemoryBufferDesc& v) {
   std::memcpy(v.reserved, d.reserved, sizeof v.reserved);
 }
 
+// A small array descriptor: mostly valid formats and channel counts, sometimes anything.
+void fill(Call& c, CUDA_ARRAY3D_DESCRIPTOR& v) {
+  Picker& pk = c.pk;
+  static const unsigned kFormats[] = {0x01, 0x02, 0x03, 0x08, 0x09, 0x0a, 0x10, 0x20, 0xb0, 0xc2, 0x50, 0x91};
+  v.Width = upto(pk, 64), v.Height = upto(pk, 64), v.Depth = upto(pk, 4);
+  v.Format = static_cast<CUarray_format>(pk.in.ConsumeIntegralInRange(0, 7) ? kFormats[pk.in.ConsumeIntegralInRange(0, 11)]
+                                                                          : pk.in.ConsumeIntegral<unsigned>());
+  v.NumChannels = pk.in.ConsumeIntegralInRange(0, 7) ? 1u << pk.in.ConsumeIntegralInRange(0, 2) : pk.in.ConsumeIntegral<unsigned>();
+  v.Flags = pk.in.ConsumeIntegralInRange(0, 3) ? 0 : pk.flags();
+}
+
+void fill(Call& c, CUDA_ARRAY_DESCRIPTOR& v) {
+  CUDA_ARRAY3D_DESCRIPTOR d{};
+  fill(c, d);
+  v.Width = d.Width, v.Height = d.Height, v.Format = d.Format, v.NumChannels = d.NumChannels;
+}
+
+void fill(Call& c, cudaChannelFormatDesc& v) {
+  Picker& pk = c.pk;
+  auto bits = [&] { return pk.in.ConsumeIntegralInRange(0, 3) ? 8 * pk.in.ConsumeIntegralInRange(0, 4) : pk.in.ConsumeIntegral<int>(); };
+  v.x = bits(), v.y = bits(), v.z = bits(), v.w = bits();
+  v.f = static_cast<cudaChannelFormatKind>(pk.in.ConsumeIntegralInRange(0, 7) ? pk.in.ConsumeIntegralInRange(0, 3)
+                                                                             : pk.in.ConsumeIntegralInRange(0, 40));
+}
+
 void fill(Call& c, CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC& v) {
   Picker& pk = c.pk;
-  static const unsigned kFormats[] = {0x01, 0x02, 0x03, 0x08, 0x09, 0x0a, 0x10, 0x20, 0xb0};
   v.offset = pk.in.ConsumeIntegralInRange(0, 3) ? 0 : pk.size();
-  v.arrayDesc.Width = upto(pk, 64), v.arrayDesc.Height = upto(pk, 64), v.arrayDesc.Depth = upto(pk, 4);
-  v.arrayDesc.Format = static_cast<CUarray_format>(pk.in.ConsumeIntegralInRange(0, 7) ? kFormats[pk.in.ConsumeIntegralInRange(0, 8)]
-                                                                                      : pk.in.ConsumeIntegral<unsigned>());
-  v.arrayDesc.NumChannels = pk.in.ConsumeIntegralInRange(0, 7) ? 1u << pk.in.ConsumeIntegralInRange(0, 2) : pk.in.ConsumeIntegral<unsigned>();
-  v.arrayDesc.Flags = pk.in.ConsumeIntegralInRange(0, 3) ? 0 : pk.flags();
+  fill(c, v.arrayDesc);
   v.numLevels = pk.in.ConsumeIntegralInRange(0, 7) ? pk.in.ConsumeIntegralInRange(1u, 4u) : pk.in.ConsumeIntegral<unsigned>();
   if (!pk.in.ConsumeIntegralInRange(0, 15)) v.reserved[0] = 1;
 }

@@ -217,7 +217,16 @@ TEST_CASE("stale stream, pool, context, array, external memory and semaphore han
       CUexternalMemory m2 = import_memory();
       CHECK(fresh(m1));
       CHECK(cuDestroyExternalMemory(m1) == CUDA_ERROR_INVALID_HANDLE);
-      // Mipmapped arrays (cuArrayCreate is not emulated; external memory makes them).
+      // Arrays of their own, and mipmapped arrays that external memory makes.
+      CUDA_ARRAY_DESCRIPTOR ad{};
+      ad.Width = 64, ad.Height = 8, ad.Format = CU_AD_FORMAT_FLOAT, ad.NumChannels = 1;
+      CUarray a1 = nullptr, a2 = nullptr;
+      REQUIRE(cuArrayCreate(&a1, &ad) == CUDA_SUCCESS);
+      REQUIRE(cuArrayDestroy(a1) == CUDA_SUCCESS);
+      REQUIRE(cuArrayCreate(&a2, &ad) == CUDA_SUCCESS);
+      CHECK(fresh(a1));
+      CHECK(cuArrayDestroy(a1) == CUDA_ERROR_INVALID_HANDLE);
+      REQUIRE(cuArrayDestroy(a2) == CUDA_SUCCESS);
       auto md = mip_desc();
       CUmipmappedArray mm1 = nullptr, mm2 = nullptr;
       REQUIRE(cuExternalMemoryGetMappedMipmappedArray(&mm1, m2, &md) == CUDA_SUCCESS);
