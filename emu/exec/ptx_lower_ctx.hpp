@@ -52,6 +52,7 @@ class Lowerer {
   Errc warp(const ast::Insn& a, Insn& i, const Mods& m);
   Errc barrier_reduction(const ast::Insn& a, Insn& i, const Mods& m);
   Errc select_sign(const ast::Insn& a, Insn& i, const Mods& m);
+  Errc texture(const ast::Insn& a, Insn& i, const Mods& m);  // tex, tld4, txq, suld, sust
 
  private:
   friend struct InsnLowering;

@@ -369,7 +369,8 @@ Errc Lowerer::insn(const ast::Insn& a) {
     if (m.flags & kApprox) i.flags |= kApprox;
     return finish(family);
   }
-  if (one_of(op, {"mma", "wmma", "wgmma", "ldmatrix", "stmatrix", "tex", "tld4", "txq", "suld", "sust", "sured",
+  if (one_of(op, {"tex", "tld4", "txq", "suld", "sust"})) return texture(a, i, m);
+  if (one_of(op, {"mma", "wmma", "wgmma", "ldmatrix", "stmatrix", "sured",
                   "suq", "cp.async.bulk", "mbarrier", "tensormap", "istypep", "alloca", "stacksave", "stackrestore",
                   "multimem", "tcgen05", "setmaxnreg", "getctarank", "mapa", "clusterlaunchcontrol", "st.async",
                   "red.async", "brx", "vote.ballot", "vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr",

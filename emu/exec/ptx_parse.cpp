@@ -31,7 +31,10 @@ class Lexer {
     if (i_ >= s_.size()) return t;
     size_t b = i_;
     char c = s_[i_];
-    if (c == '.' && i_ + 1 < s_.size() && id_start(s_[i_ + 1])) {
+    // Texture and surface geometries (.1d, .2d, .3d) are modifiers that start with a digit.
+    const bool geometry = c == '.' && i_ + 2 < s_.size() && s_[i_ + 1] >= '1' && s_[i_ + 1] <= '3' &&
+                          s_[i_ + 2] == 'd' && (i_ + 3 >= s_.size() || !id_char(s_[i_ + 3]));
+    if (geometry || (c == '.' && i_ + 1 < s_.size() && id_start(s_[i_ + 1]))) {
       ++i_;
       while (i_ < s_.size() && id_char(s_[i_])) ++i_;
       // .shared::cta, .L2::cache_hint, .L2::128B: one modifier.
@@ -475,6 +478,13 @@ Errc Parser::address(Operand& o) {
     b.name = cur_.text;
     advance();
     o.elems.push_back(b);
+    // [tex, {x, y}] / [surf, {x, y}]: the texture or surface and its coordinates, a second element.
+    if (is(',')) {
+      advance();
+      Operand c;
+      TRY(operand(c, false));
+      o.elems.push_back(std::move(c));
+    }
   }
   while (is('+') || is('-') || cur_.kind == T::num) {
     bool minus = is('-');

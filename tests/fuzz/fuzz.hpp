@@ -83,6 +83,7 @@ struct State {
   std::vector<Mipmap> mipmaps;
   std::vector<CUarray> arrays;  // levels handed out (they die with their mipmapped array) and own_arrays
   std::vector<CUarray> own_arrays;  // made by cuArrayCreate/cuArray3DCreate/cudaMalloc*Array
+  std::vector<unsigned long long> textures, surfaces;  // texture and surface objects (they hold arrays)
   std::vector<CUmodule> modules;  // loaded by the program
   std::vector<CUlibrary> libs;
   std::vector<CUmodule> lib_modules;  // a library's, not the program's to unload

@@ -384,6 +384,8 @@ void cleanup() {
   for (CUlinkState l : S.links) cuLinkDestroy(l);
   for (void** f : S.fatbins) __cudaUnregisterFatBinary(f);
   for (const Mipmap& m : S.mipmaps) cuMipmappedArrayDestroy(m.h);
+  for (unsigned long long t : S.textures) cuTexObjectDestroy(t);
+  for (unsigned long long t : S.surfaces) cuSurfObjectDestroy(t);
   for (CUarray a : S.own_arrays) cuArrayDestroy(a);
   for (CUmemoryPool p : S.pools) cuMemPoolDestroy(p);
   for (CUexternalMemory m : S.extmems) cuDestroyExternalMemory(m);

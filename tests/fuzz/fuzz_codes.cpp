@@ -141,6 +141,7 @@ const std::vector<Family> kFamilies = {
     {"cudaMemset", {cudaErrorInvalidPitchValue}},
     // CUDA arrays: a channel format no array holds (the runtime's)
     {"Array", {cudaErrorInvalidChannelDescriptor, M, cudaErrorMemoryAllocation}},
+    {"TextureObject", {cudaErrorInvalidChannelDescriptor}}, {"SurfaceObject", {cudaErrorInvalidChannelDescriptor}},
     // sharing
     {"Ipc", {MAP, PEER, M, cudaErrorMapBufferObjectFailed, cudaErrorPeerAccessUnsupported}},
     {"Shareable", {NP, SNR, UNK, M, cudaErrorNotPermitted, cudaErrorSystemNotReady, cudaErrorUnknown}},

@@ -64,6 +64,16 @@ void array_gone(Call& c) {
   S.arrays.erase(std::remove(S.arrays.begin(), S.arrays.end(), a), S.arrays.end());
   destroyed(S.own_arrays, a);
 }
+void texture_made(Call& c) { S.textures.push_back(c.out<unsigned long long>(0)); }
+void texture_gone(Call& c) {
+  auto t = c.arg<unsigned long long>(0);
+  S.textures.erase(std::remove(S.textures.begin(), S.textures.end(), t), S.textures.end());
+}
+void surface_made(Call& c) { S.surfaces.push_back(c.out<unsigned long long>(0)); }
+void surface_gone(Call& c) {
+  auto t = c.arg<unsigned long long>(0);
+  S.surfaces.erase(std::remove(S.surfaces.begin(), S.surfaces.end(), t), S.surfaces.end());
+}
 void stream_made(Call& c) { S.streams.push_back(c.out<CUstream>(0)); }
 void stream_gone(Call& c) { destroyed(S.streams, c.arg<CUstream>(0)); }
 void event_made(Call& c) { S.events.push_back(c.out<CUevent>(0)); }
@@ -200,6 +210,8 @@ const std::map<std::string, Effect> kDriver = {
     {"cuMipmappedArrayGetLevel", level}, {"cuMipmappedArrayDestroy", mipmap_gone},
     {"cuMipmappedArrayCreate", mipmap}, {"cuArrayCreate", array_made}, {"cuArray3DCreate", array_made},
     {"cuArrayDestroy", array_gone},
+    {"cuTexObjectCreate", texture_made}, {"cuTexObjectDestroy", texture_gone},
+    {"cuSurfObjectCreate", surface_made}, {"cuSurfObjectDestroy", surface_gone},
     {"cuModuleLoad", module_made}, {"cuModuleLoadData", module_made}, {"cuModuleLoadDataEx", module_made},
     {"cuModuleLoadFatBinary", module_made}, {"cuModuleUnload", module_gone}, {"cuModuleGetFunction", function_got},
     {"cuModuleEnumerateFunctions", functions_got}, {"cuModuleGetGlobal", global},
@@ -245,6 +257,8 @@ const std::map<std::string, Effect> kRuntime = {
     {"cudaGetMipmappedArrayLevel", level}, {"cudaFreeMipmappedArray", mipmap_gone},
     {"cudaMallocMipmappedArray", mipmap}, {"cudaMallocArray", array_made}, {"cudaMalloc3DArray", array_made},
     {"cudaFreeArray", array_gone},
+    {"cudaCreateTextureObject", texture_made}, {"cudaDestroyTextureObject", texture_gone},
+    {"cudaCreateSurfaceObject", surface_made}, {"cudaDestroySurfaceObject", surface_gone},
     {"cudaGetKernel", kernel_got}, {"__cudaGetKernel", kernel_got}, {"cudaGetFuncBySymbol", function_got},
     {"cudaGraphCreate", graph_made}, {"cudaGraphClone", graph_made}, {"cudaGraphDestroy", graph_gone},
     {"cudaStreamEndCapture", captured_graph}, {"cudaStreamBeginCapture", capture_begun},

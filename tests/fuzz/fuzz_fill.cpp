@@ -230,6 +230,52 @@ void fill(Call& c, cudaChannelFormatDesc& v) {
                                                                              : pk.in.ConsumeIntegralInRange(0, 40));
 }
 
+// A texture's resource: mostly an array the program made, sometimes device memory, sometimes anything.
+void fill(Call& c, CUDA_RESOURCE_DESC& v) {
+  Picker& pk = c.pk;
+  const int k = pk.in.ConsumeIntegralInRange(0, 7);
+  v.resType = static_cast<CUresourcetype>(k < 4 ? 0 : k < 6 ? 2 : k == 6 ? 3 : pk.in.ConsumeIntegral<int>());
+  if (v.resType == CU_RESOURCE_TYPE_ARRAY) {
+    v.res.array.hArray = pk.pick(S.arrays);
+  } else if (v.resType == CU_RESOURCE_TYPE_LINEAR || v.resType == CU_RESOURCE_TYPE_PITCH2D) {
+    CUDA_ARRAY3D_DESCRIPTOR d{};
+    fill(c, d);
+    v.res.pitch2D.devPtr = pk.dptr();
+    v.res.pitch2D.format = d.Format, v.res.pitch2D.numChannels = d.NumChannels;
+    v.res.pitch2D.width = d.Width, v.res.pitch2D.height = d.Height, v.res.pitch2D.pitchInBytes = upto(pk, 512);
+  }
+  if (!pk.in.ConsumeIntegralInRange(0, 15)) v.flags = pk.flags();
+}
+
+void fill(Call& c, CUDA_TEXTURE_DESC& v) {
+  Picker& pk = c.pk;
+  for (auto& a : v.addressMode) a = static_cast<CUaddress_mode>(pk.in.ConsumeIntegralInRange(0, 4));
+  v.filterMode = static_cast<CUfilter_mode>(pk.in.ConsumeIntegralInRange(0, 2));
+  v.flags = pk.in.ConsumeIntegralInRange(0, 3) ? pk.in.ConsumeIntegralInRange(0u, 3u) : pk.flags();
+}
+
+void fill(Call& c, cudaResourceDesc& v) {
+  CUDA_RESOURCE_DESC d{};
+  fill(c, d);
+  v.resType = static_cast<cudaResourceType>(d.resType);
+  if (d.resType == CU_RESOURCE_TYPE_ARRAY) {
+    v.res.array.array = reinterpret_cast<cudaArray_t>(d.res.array.hArray);
+  } else {
+    v.res.pitch2D.devPtr = reinterpret_cast<void*>(d.res.pitch2D.devPtr);
+    fill(c, v.res.pitch2D.desc);
+    v.res.pitch2D.width = d.res.pitch2D.width, v.res.pitch2D.height = d.res.pitch2D.height;
+    v.res.pitch2D.pitchInBytes = d.res.pitch2D.pitchInBytes;
+  }
+}
+
+void fill(Call& c, cudaTextureDesc& v) {
+  Picker& pk = c.pk;
+  for (auto& a : v.addressMode) a = static_cast<cudaTextureAddressMode>(pk.in.ConsumeIntegralInRange(0, 4));
+  v.filterMode = static_cast<cudaTextureFilterMode>(pk.in.ConsumeIntegralInRange(0, 2));
+  v.readMode = static_cast<cudaTextureReadMode>(pk.in.ConsumeIntegralInRange(0, 1));
+  v.normalizedCoords = pk.in.ConsumeBool();
+}
+
 void fill(Call& c, CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC& v) {
   Picker& pk = c.pk;
   v.offset = pk.in.ConsumeIntegralInRange(0, 3) ? 0 : pk.size();

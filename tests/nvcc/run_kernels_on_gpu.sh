@@ -17,7 +17,8 @@ mkdir -p "$out"
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$out"' EXIT
 programs=("$@")
 [ ${#programs[@]} -gt 0 ] || programs=(vector_add reduction matmul histogram streams pool_ipc_kernel managed
-  device_printf device_assert illegal_address dynamic_shared device_calls grid_sync device_malloc graphs arrays)
+  device_printf device_assert illegal_address dynamic_shared device_calls grid_sync device_malloc graphs arrays
+  textures)
 # The CMake build's -gencode set (tests/nvcc/CMakeLists.txt, _gencode).
 gencode=(-gencode arch=compute_75,code=sm_75 -gencode arch=compute_75,code=compute_75
   -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100,code=sm_100)

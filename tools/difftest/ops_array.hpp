@@ -23,7 +23,8 @@ struct RtCopy3D {                                   // cudaMemcpy3DParms
 inline bool ops_array(Exec& e, Rec& r) {
   using namespace arr_ops;
   const std::string& op = e.t[0];
-  if (op.rfind("a_", 0) != 0 && op.rfind("ra_", 0) != 0) return false;
+  if (op.rfind("a_", 0) != 0 && op.rfind("ra_", 0) != 0 && op.rfind("t_", 0) != 0 && op.rfind("s_", 0) != 0)
+    return false;
   auto U = [](const void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); };
   auto O = [&](auto* p) { return e.a(1) == "null" ? nullptr : p; };
   auto arr = [&](size_t k) { return e.h<CUarray>(k); };
@@ -211,6 +212,80 @@ inline bool ops_array(Exec& e, Rec& r) {
     struct { size_t size, alignment; unsigned reserved[4]; } mr{};
     auto f = reinterpret_cast<int (*)(void*, void*, int)>(rtf("cudaArrayGetMemoryRequirements"));
     if (f) e.RC(r, f(&mr, e.h<void*>(1), 0));
+
+  // ---- texture and surface objects (driver) -------------------------------------------------
+  // t_create T RESTYPE R OFF FMT CH SIZE|W H PITCH ADDR FILTER FLAGS [nulltex|nullres|view]
+  //   RESTYPE 0 array (R an array slot), 1 mipmap (R a mipmapped array), 2 linear (R+OFF, FMT, CH,
+  //   SIZE bytes), 3 pitch2D (R+OFF, FMT, CH, W, H, PITCH).
+  } else if (op == "t_create") {
+    CUDA_RESOURCE_DESC rd{};
+    rd.resType = static_cast<CUresourcetype>(e.num(2));
+    switch (rd.resType) {
+      case CU_RESOURCE_TYPE_ARRAY: rd.res.array.hArray = arr(3); break;
+      case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY: rd.res.mipmap.hMipmappedArray = e.h<CUmipmappedArray>(3); break;
+      case CU_RESOURCE_TYPE_LINEAR:
+        rd.res.linear.devPtr = e.ptr(3); rd.res.linear.format = static_cast<CUarray_format>(e.num(5));
+        rd.res.linear.numChannels = static_cast<unsigned>(e.num(6)); rd.res.linear.sizeInBytes = e.num(7);
+        break;
+      default:
+        rd.res.pitch2D.devPtr = e.ptr(3); rd.res.pitch2D.format = static_cast<CUarray_format>(e.num(5));
+        rd.res.pitch2D.numChannels = static_cast<unsigned>(e.num(6)); rd.res.pitch2D.width = e.num(7);
+        rd.res.pitch2D.height = e.num(8); rd.res.pitch2D.pitchInBytes = e.num(9);
+        break;
+    }
+    CUDA_TEXTURE_DESC td{};
+    td.addressMode[0] = td.addressMode[1] = td.addressMode[2] = static_cast<CUaddress_mode>(e.num(10));
+    td.filterMode = static_cast<CUfilter_mode>(e.num(11));
+    td.flags = static_cast<unsigned>(e.num(12));
+    CUDA_RESOURCE_VIEW_DESC vd{};
+    const std::string& mod = e.a(13);
+    if (mod == "view") { vd.format = CU_RES_VIEW_FORMAT_FLOAT_1X32; vd.width = 8; }
+    CUtexObject t = kSentinel;
+    DT_CALL(e, r, cuTexObjectCreate, O(&t), mod == "nullres" ? nullptr : &rd, mod == "nulltex" ? nullptr : &td,
+            mod == "view" ? &vd : nullptr);
+    if (e.rc == 0) r.ks("zero", t == 0 ? "yes" : "no");
+    e.out(r, e.rc, "out", t, 0, false, 1);
+  } else if (op == "t_create_view") {  // t_create_view T A VIEWFORMAT W H D: an array texture with a view
+    CUDA_RESOURCE_DESC rd{};
+    rd.resType = CU_RESOURCE_TYPE_ARRAY;
+    rd.res.array.hArray = arr(2);
+    CUDA_TEXTURE_DESC td{};
+    td.addressMode[0] = td.addressMode[1] = td.addressMode[2] = CU_TR_ADDRESS_MODE_CLAMP;
+    CUDA_RESOURCE_VIEW_DESC vd{};
+    vd.format = static_cast<CUresourceViewFormat>(e.num(3));
+    vd.width = e.num(4); vd.height = e.num(5); vd.depth = e.num(6);
+    CUtexObject t = kSentinel;
+    DT_CALL(e, r, cuTexObjectCreate, O(&t), &rd, &td, &vd);
+    e.out(r, e.rc, "out", t, 0, false, 1);
+  } else if (op == "t_destroy") {
+    DT_CALL(e, r, cuTexObjectDestroy, static_cast<CUtexObject>(e.val(1)));
+  } else if (op == "t_get") {  // t_get T: the resource and texture descriptors read back
+    CUDA_RESOURCE_DESC rd; memset(&rd, 0xab, sizeof rd);
+    DT_CALL(e, r, cuTexObjectGetResourceDesc, &rd, static_cast<CUtexObject>(e.val(1)));
+    if (e.rc == 0) { r.kv("res", rd.resType); r.kv("rflags", rd.flags); }
+    CUDA_TEXTURE_DESC td; memset(&td, 0xab, sizeof td);
+    auto g = DT_FN(e, cuTexObjectGetTextureDesc);
+    int rc2 = g ? g(&td, static_cast<CUtexObject>(e.val(1))) : -1;
+    r.kv("rc_tex", rc2);
+    if (rc2 == 0) { r.kv("addr", td.addressMode[0]); r.kv("filter", td.filterMode); r.kv("tflags", td.flags); }
+    CUDA_RESOURCE_VIEW_DESC vd; memset(&vd, 0xab, sizeof vd);
+    auto v = DT_FN(e, cuTexObjectGetResourceViewDesc);
+    int rc3 = v ? v(&vd, static_cast<CUtexObject>(e.val(1))) : -1;
+    r.kv("rc_view", rc3);
+    if (rc3 == 0) { r.kv("vfmt", vd.format); r.kv("vw", static_cast<long long>(vd.width)); }
+  } else if (op == "s_create") {  // s_create S RESTYPE R [nullres]
+    CUDA_RESOURCE_DESC rd{};
+    rd.resType = static_cast<CUresourcetype>(e.num(2));
+    rd.res.array.hArray = arr(3);
+    CUsurfObject s = kSentinel;
+    DT_CALL(e, r, cuSurfObjectCreate, O(&s), last_is("nullres") ? nullptr : &rd);
+    e.out(r, e.rc, "out", s, 0, false, 1);
+  } else if (op == "s_destroy") {
+    DT_CALL(e, r, cuSurfObjectDestroy, static_cast<CUsurfObject>(e.val(1)));
+  } else if (op == "s_get") {
+    CUDA_RESOURCE_DESC rd; memset(&rd, 0xab, sizeof rd);
+    DT_CALL(e, r, cuSurfObjectGetResourceDesc, &rd, static_cast<CUsurfObject>(e.val(1)));
+    if (e.rc == 0) { r.kv("res", rd.resType); r.ks("same", rd.res.array.hArray == arr(2) ? "yes" : "no"); }
   } else {
     return false;
   }
