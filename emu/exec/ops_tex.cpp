@@ -29,8 +29,18 @@ using SurfLookup = Lookup<mem::SurfPtr, &mem::find_surface>;
 float f32(const Warp& w, uint32_t slot, unsigned l) { return from_slot<float>(w.get(slot, l)); }
 int32_t s32(const Warp& w, uint32_t slot, unsigned l) { return static_cast<int32_t>(w.get(slot, l)); }
 
-void no_object(Warp& w, unsigned l, const char* what, uint64_t h) {
-  raise(w, l, Errc::launch_failed, fmt::format("{} handle {:#x} names no live {} object", what, h, what));
+// A handle that names no live object. Measured on an H200: handles 0 and 12345 read zeros
+// (they index the GPU's descriptor table), 0xffffffff faults with ILLEGAL_ADDRESS. Loads write
+// zeros here below 2^20 handles and fault above.
+constexpr uint64_t kHandleTable = 1u << 20;
+void no_object(Warp& w, const Insn& in, unsigned l, const char* what, uint64_t h, bool store) {
+  if (h >= kHandleTable)
+    return raise(w, l, Errc::illegal_address,
+                 fmt::format("{} handle {:#x} names no live {} object (beyond the GPU's descriptor table)", what, h,
+                             what));
+  if (store) return;
+  for (unsigned k = 0; k < 4; ++k)  // every destination the instruction has (unused slots are kNone)
+    if (in.op[k] != kNone) w.set(in.op[k], l, 0);
 }
 
 // The coordinates of lane l: op[5..7] as the geometry lays them out (a layer first).
@@ -59,7 +69,7 @@ void fetch(Warp& w, const Insn& in, uint32_t m, int gather) {
     if (w.fault) return;
     const uint64_t h = w.get(in.op[4], l);
     const mem::TexPtr& t = tl.get(h);
-    if (!t) return no_object(w, l, "texture", h);
+    if (!t) return no_object(w, in, l, "texture", h, false);
     SampleArgs a = args_of(w, in, l, gather < 0);
     a.gather = gather;
     uint32_t out[4];
@@ -79,7 +89,7 @@ void txq(Warp& w, const Insn& in, uint32_t m) {
     if (w.fault) return;
     const uint64_t h = w.get(in.op[4], l);
     const mem::TexPtr& t = tl.get(h);
-    if (!t) return no_object(w, l, "texture", h);
+    if (!t) return no_object(w, in, l, "texture", h, false);
     w.set(in.op[0], l, texture_query(*t, in.mod2));
   });
 }
@@ -117,7 +127,7 @@ void surface(Warp& w, const Insn& in, uint32_t m, bool store) {
     if (w.fault) return;
     const uint64_t h = w.get(in.op[4], l);
     const mem::SurfPtr& s = sl.get(h);
-    if (!s) return no_object(w, l, "surface", h);
+    if (!s) return no_object(w, in, l, "surface", h, store);
     size_t off = 0;
     if (!surface_offset(*s->array, in, w, l, bytes, off)) {
       if (in.mod2 == kSurfTrap)
