@@ -75,41 +75,6 @@ uint8_t* resolve(Warp& w, Space s, uint64_t a, unsigned n, bool write, unsigned 
   return nullptr;
 }
 
-// One element, a relaxed atomic access where it is aligned (see global_access), else bytes (a
-// kernel parameter's unaligned field).
-template <class T>
-T load_elem(const uint8_t* p) {
-  if (reinterpret_cast<uintptr_t>(p) % sizeof(T) == 0)
-    return std::atomic_ref<T>(*reinterpret_cast<T*>(const_cast<uint8_t*>(p))).load(std::memory_order_relaxed);
-  T u;
-  std::memcpy(&u, p, sizeof u);
-  return u;
-}
-template <class T>
-void store_elem(uint8_t* p, uint64_t v) {
-  const T x = static_cast<T>(v);
-  if (reinterpret_cast<uintptr_t>(p) % sizeof(T) == 0)
-    std::atomic_ref<T>(*reinterpret_cast<T*>(p)).store(x, std::memory_order_relaxed);
-  else
-    std::memcpy(p, &x, sizeof x);
-}
-void store_bits(uint8_t* p, uint64_t v, unsigned n) {
-  switch (n) {
-    case 1: store_elem<uint8_t>(p, v); break;
-    case 2: store_elem<uint16_t>(p, v); break;
-    case 4: store_elem<uint32_t>(p, v); break;
-    default: store_elem<uint64_t>(p, v); break;
-  }
-}
-
-uint64_t load_bits(const uint8_t* p, unsigned n, bool sign) {
-  switch (n) {
-    case 1: { uint8_t u = load_elem<uint8_t>(p); return sign ? static_cast<uint64_t>(int64_t{static_cast<int8_t>(u)}) : u; }
-    case 2: { uint16_t u = load_elem<uint16_t>(p); return sign ? static_cast<uint64_t>(int64_t{static_cast<int16_t>(u)}) : u; }
-    case 4: { uint32_t u = load_elem<uint32_t>(p); return sign ? static_cast<uint64_t>(int64_t{static_cast<int32_t>(u)}) : u; }
-    default: return load_elem<uint64_t>(p);
-  }
-}
 
 // ld: op[0..vec-1] destinations, op[4] address register; imm offset; in.imm2 via ty's size.
 void ld(Warp& w, const Insn& in, uint32_t m) {

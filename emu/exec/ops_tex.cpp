@@ -141,14 +141,10 @@ void surface(Warp& w, const Insn& in, uint32_t m, bool store) {
     }
     char* p = s->array->host + off;
     for (unsigned k = 0; k < in.vec; ++k, p += size) {
-      if (store) {
-        const uint64_t v = w.get(in.op[k], l);
-        std::memcpy(p, &v, size);
-      } else if (in.op[k] != kNone) {
-        uint64_t v = 0;
-        std::memcpy(&v, p, size);
-        w.set(in.op[k], l, v);
-      }
+      // Relaxed atomic element accesses, as global memory's (blocks on other host threads may
+      // touch the same texels).
+      if (store) store_bits(reinterpret_cast<uint8_t*>(p), w.get(in.op[k], l), static_cast<unsigned>(size));
+      else if (in.op[k] != kNone) w.set(in.op[k], l, load_bits(reinterpret_cast<uint8_t*>(p), static_cast<unsigned>(size), false));
     }
   });
 }
