@@ -33,8 +33,7 @@ size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 }  // namespace cuda_shim::api
 
 namespace cuda_shim::mem {
-Errc alloc_device(const std::shared_ptr<Context>& ctx, size_t bytes, const char* api, CUdeviceptr& out, bool module_owned) {
-  if (bytes == 0) return fail(Errc::invalid_value, "{}: bytesize is 0 (the driver refuses empty allocations)", api);
+Errc device_range(const std::shared_ptr<Context>& ctx, size_t bytes, const char* api, RangePtr& out) {
   Device* dev = ctx->device();
   const uint64_t total = dev->cfg.total_mem;
   if (bytes > total)
@@ -58,11 +57,19 @@ Errc alloc_device(const std::shared_ptr<Context>& ctx, size_t bytes, const char*
   r->size = bytes;
   r->accounted = acc;
   r->host = b->shadow();
+  r->backing = std::move(b);
+  out = std::move(r);
+  return Errc::success;
+}
+
+Errc alloc_device(const std::shared_ptr<Context>& ctx, size_t bytes, const char* api, CUdeviceptr& out, bool module_owned) {
+  if (bytes == 0) return fail(Errc::invalid_value, "{}: bytesize is 0 (the driver refuses empty allocations)", api);
+  RangePtr r;
+  TRY(device_range(ctx, bytes, api, r));
   r->buffer_id = AddressSpace::get().next_buffer_id();
   r->module_owned = module_owned;
-  r->backing = std::move(b);
   if (!AddressSpace::get().insert(r)) {
-    mem::uncharge(dev->ordinal, acc);
+    mem::uncharge(r->ordinal, r->accounted);
     return fail(Errc::out_of_memory, "{}: the new mapping at {:#x} overlaps a range still registered with the "
                 "driver (host memory unmapped without cuMemHostUnregister?)", api, r->base);
   }

@@ -11,7 +11,7 @@
 #include "core/driver.hpp"
 #include "core/fresh_alloc.hpp"
 #include "memory/array.hpp"
-#include "memory/backing.hpp"
+#include "memory/device_alloc.hpp"
 
 namespace cuda_shim::mem {
 namespace {
@@ -104,27 +104,8 @@ Errc check_shape(const CUDA_ARRAY3D_DESCRIPTOR& d, const char* api, const char* 
 // Device memory for an array: charged to the device as cuMemAlloc charges (512-byte units), never
 // entered in the address space (no pointer names an array's bytes).
 Errc give_memory(const std::shared_ptr<Context>& ctx, size_t bytes, const char* api, RangePtr& out, size_t& acc) {
-  Device* dev = ctx->device();
-  const uint64_t total = dev->cfg.total_mem;
-  acc = (bytes + 511) / 512 * 512;
-  if (bytes > total || !charge(dev->ordinal, acc, total))
-    return fail(Errc::out_of_memory, "{}: the array needs {} bytes; {} of device {}'s {} bytes are allocated already",
-                api, bytes, charged(dev->ordinal), dev->ordinal, total);
-  Errc e = Errc::success;
-  auto b = Backing::create(bytes, Backing::View::device, api, e);
-  if (!b) {
-    uncharge(dev->ordinal, acc);
-    return e;
-  }
-  auto r = std::make_shared<Range>();
-  r->kind = Kind::device;
-  r->ordinal = dev->ordinal;
-  r->ctx = ctx;
-  r->base = b->user_address();
-  r->size = bytes;
-  r->host = b->shadow();
-  r->backing = std::move(b);
-  out = std::move(r);
+  TRY(device_range(ctx, bytes, api, out));
+  acc = out->accounted;
   return Errc::success;
 }
 

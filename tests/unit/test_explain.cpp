@@ -78,11 +78,9 @@ TEST_CASE("a destroyed context is refused everywhere", "[handles]") {
 
 TEST_CASE("unimplemented entry points answer CUDA_ERROR_NOT_SUPPORTED and say so", "[stubs]") {
   REQUIRE(cuInit(0) == CUDA_SUCCESS);
-  CUtexObject t = 0;
-  CUDA_RESOURCE_DESC rd{};
-  CUDA_TEXTURE_DESC td{};
-  CHECK(cuTexObjectCreate(&t, &rd, &td, nullptr) == CUDA_ERROR_NOT_SUPPORTED);
-  CHECK(last_why().find("cuTexObjectCreate") != std::string::npos);
+  CUDA_ARRAY_SPARSE_PROPERTIES sp{};
+  CHECK(cuArrayGetSparseProperties(&sp, nullptr) == CUDA_ERROR_NOT_SUPPORTED);
+  CHECK(last_why().find("cuArrayGetSparseProperties") != std::string::npos);
 }
 
 TEST_CASE("config file: keys, env override, and warnings for unknown keys", "[config]") {
