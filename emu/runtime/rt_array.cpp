@@ -38,22 +38,7 @@ CUarray cu(cudaArray_t a) { return reinterpret_cast<CUarray>(a); }
 CUarray cu(cudaArray_const_t a) { return reinterpret_cast<CUarray>(const_cast<cudaArray_t>(a)); }
 CUdeviceptr dp(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
 
-Errc check_kind(cudaMemcpyKind kind, const char* api) {
-  if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault)
-    return fail(Errc::rt_invalid_memcpy_direction, "{}: kind {} is not a cudaMemcpyKind", api, static_cast<int>(kind));
-  return Errc::success;
-}
-
-// Measured: a copy into an array takes HostToDevice, DeviceToDevice or Default, one out of an
-// array DeviceToHost, DeviceToDevice or Default; the other kinds are cudaErrorInvalidMemcpyDirection.
-Errc check_direction(cudaMemcpyKind kind, bool to_array, const char* api) {
-  RT_TRY(check_kind(kind, api));
-  const cudaMemcpyKind wrong = to_array ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice;
-  if (kind == cudaMemcpyHostToHost || kind == wrong)
-    return fail(Errc::rt_invalid_memcpy_direction, "{}: kind {} copies {} an array's device memory", api,
-                static_cast<int>(kind), to_array ? "from host memory to host memory, not into" : "into host memory, not out of");
-  return Errc::success;
-}
+using rt::check_kind;
 
 // Measured: a NULL array is cudaErrorInvalidResourceHandle (the driver says INVALID_VALUE).
 Errc check_array(const void* a, const char* api, const char* what) {
@@ -96,7 +81,7 @@ Errc copy_2d_array(cudaArray_t arr, size_t w_off, size_t h_off, bool to_array, c
                    size_t width, size_t height, cudaMemcpyKind kind, bool async, cudaStream_t s, bool pt,
                    const char* api) {
   RT_TRY(rt::context(api));
-  RT_TRY(check_direction(kind, to_array, api));
+  RT_TRY(rt::check_direction(kind, to_array, api, "an array"));  // measured: as a symbol's
   RT_TRY(check_array(arr, api, to_array ? "dst" : "src"));
   if (width != 0 && height != 0 && pitch < width)
     return fail(Errc::rt_invalid_pitch_value, "{}: the pitch {} is smaller than the width {}", api, pitch, width);
@@ -121,7 +106,7 @@ Errc array_rows(CUarray a, size_t& row_bytes, size_t& rows) {
 Errc copy_linear_array(cudaArray_t arr, size_t w_off, size_t h_off, bool to_array, const void* lin, size_t count,
                        cudaMemcpyKind kind, bool async, cudaStream_t s, bool pt, const char* api) {
   RT_TRY(rt::context(api));
-  RT_TRY(check_direction(kind, to_array, api));
+  RT_TRY(rt::check_direction(kind, to_array, api, "an array"));  // measured: as a symbol's
   if (count == 0) return Errc::success;
   RT_TRY(check_array(arr, api, to_array ? "dst" : "src"));
   size_t row = 0, rows = 0;
@@ -249,15 +234,25 @@ cudaChannelFormatDesc from_driver_format(CUarray_format fmt, unsigned channels) 
 }
 
 // ---- allocation -----------------------------------------------------------------------------
+namespace {
+// What the three allocations share: the output cleared (measured: even when the format is
+// refused) and the channel format as the driver's, into d (which holds the extent and flags).
+template <class H>
+Errc begin_alloc(H* out, const char* what, const cudaChannelFormatDesc* desc, CUDA_ARRAY3D_DESCRIPTOR& d,
+                 const char* api) {
+  RT_TRY(rt::context(api));
+  RT_TRY(rt::need(out, api, what));
+  RT_TRY(rt::need(desc, api, "desc"));
+  *out = nullptr;
+  return channel_format(*desc, api, d.Format, d.NumChannels);
+}
+}  // namespace
+
 Errc cudaMallocArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, size_t width, size_t height,
                      unsigned int flags) noexcept {
   const char* api = "cudaMallocArray";
-  RT_TRY(rt::context(api));
-  RT_TRY(rt::need(array, api, "array"));
-  RT_TRY(rt::need(desc, api, "desc"));
-  *array = nullptr;
   CUDA_ARRAY3D_DESCRIPTOR d{width, height, 0, CU_AD_FORMAT_MAX, 0, flags};
-  RT_TRY(channel_format(*desc, api, d.Format, d.NumChannels));
+  RT_TRY(begin_alloc(array, "array", desc, d, api));
   // Measured: layered and cubemap arrays need cudaMalloc3DArray.
   if (flags & (cudaArrayLayered | cudaArrayCubemap))
     return fail(Errc::invalid_value, "{}: flags {:#x}: layered and cubemap arrays are made by cudaMalloc3DArray", api,
@@ -267,25 +262,15 @@ Errc cudaMallocArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, size
 
 Errc cudaMalloc3DArray(cudaArray_t* array, const cudaChannelFormatDesc* desc, cudaExtent extent,
                        unsigned int flags) noexcept {
-  const char* api = "cudaMalloc3DArray";
-  RT_TRY(rt::context(api));
-  RT_TRY(rt::need(array, api, "array"));
-  RT_TRY(rt::need(desc, api, "desc"));
-  *array = nullptr;
   CUDA_ARRAY3D_DESCRIPTOR d{extent.width, extent.height, extent.depth, CU_AD_FORMAT_MAX, 0, flags};
-  RT_TRY(channel_format(*desc, api, d.Format, d.NumChannels));
+  RT_TRY(begin_alloc(array, "array", desc, d, "cudaMalloc3DArray"));
   return api::cuArray3DCreate_v2(reinterpret_cast<CUarray*>(array), &d);
 }
 
 Errc cudaMallocMipmappedArray(cudaMipmappedArray_t* mipmap, const cudaChannelFormatDesc* desc, cudaExtent extent,
                               unsigned int numLevels, unsigned int flags) noexcept {
-  const char* api = "cudaMallocMipmappedArray";
-  RT_TRY(rt::context(api));
-  RT_TRY(rt::need(mipmap, api, "mipmappedArray"));
-  RT_TRY(rt::need(desc, api, "desc"));
-  *mipmap = nullptr;
   CUDA_ARRAY3D_DESCRIPTOR d{extent.width, extent.height, extent.depth, CU_AD_FORMAT_MAX, 0, flags};
-  RT_TRY(channel_format(*desc, api, d.Format, d.NumChannels));
+  RT_TRY(begin_alloc(mipmap, "mipmappedArray", desc, d, "cudaMallocMipmappedArray"));
   return api::cuMipmappedArrayCreate(reinterpret_cast<CUmipmappedArray*>(mipmap), &d, numLevels);
 }
 

@@ -17,12 +17,7 @@ using rt::need;
 
 CUdeviceptr dp(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
 
-Errc check_kind(cudaMemcpyKind kind, const char* api) {
-  int k = static_cast<int>(kind);
-  if (k < cudaMemcpyHostToHost || k > cudaMemcpyDefault)
-    return fail(Errc::rt_invalid_memcpy_direction, "{}: {} is not a cudaMemcpyKind (0..4)", api, k);
-  return Errc::success;
-}
+using rt::check_kind;
 
 // ---- linear copies ----------------------------------------------------------------------
 Errc memcpy_sync(void* dst, const void* src, size_t count, cudaMemcpyKind kind, bool pt, const char* api) {

@@ -125,9 +125,7 @@ Errc to_symbol(const void* symbol, const void* src, size_t count, size_t offset,
                cudaStream_t s, bool pt, const char* api) {
   CUdeviceptr at = 0;
   RT_TRY(symbol_range(symbol, count, offset, api, at));
-  if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
-    return fail(Errc::rt_invalid_memcpy_direction, "{}: kind {} cannot copy to a symbol (HostToDevice, DeviceToDevice "
-                "or Default)", api, static_cast<int>(kind));
+  RT_TRY(rt::check_direction(kind, true, api, "a symbol"));
   void* dst = reinterpret_cast<void*>(at);
   if (!async) return pt ? rtapi::cudaMemcpy_ptds(dst, src, count, kind) : rtapi::cudaMemcpy(dst, src, count, kind);
   return pt ? rtapi::cudaMemcpyAsync_ptsz(dst, src, count, kind, s) : rtapi::cudaMemcpyAsync(dst, src, count, kind, s);
@@ -137,9 +135,7 @@ Errc from_symbol(void* dst, const void* symbol, size_t count, size_t offset, cud
                  cudaStream_t s, bool pt, const char* api) {
   CUdeviceptr at = 0;
   RT_TRY(symbol_range(symbol, count, offset, api, at));
-  if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
-    return fail(Errc::rt_invalid_memcpy_direction, "{}: kind {} cannot copy from a symbol (DeviceToHost, DeviceToDevice "
-                "or Default)", api, static_cast<int>(kind));
+  RT_TRY(rt::check_direction(kind, false, api, "a symbol"));
   const void* src = reinterpret_cast<const void*>(at);
   if (!async) return pt ? rtapi::cudaMemcpy_ptds(dst, src, count, kind) : rtapi::cudaMemcpy(dst, src, count, kind);
   return pt ? rtapi::cudaMemcpyAsync_ptsz(dst, src, count, kind, s) : rtapi::cudaMemcpyAsync(dst, src, count, kind, s);

@@ -45,4 +45,22 @@ void forget_primary(int dev);
 
 using ::cuda_shim::need;
 
+// A copy's kind must be one of cudaMemcpyKind's values.
+inline Errc check_kind(cudaMemcpyKind kind, const char* api) {
+  const int k = static_cast<int>(kind);
+  if (k < cudaMemcpyHostToHost || k > cudaMemcpyDefault)
+    return fail(Errc::rt_invalid_memcpy_direction, "{}: {} is not a cudaMemcpyKind (0..4)", api, k);
+  return Errc::success;
+}
+// A copy into device memory the runtime names (a symbol, an array: to_device) takes HostToDevice,
+// DeviceToDevice or Default; one out of it DeviceToHost, DeviceToDevice or Default (measured).
+inline Errc check_direction(cudaMemcpyKind kind, bool to_device, const char* api, const char* what) {
+  const cudaMemcpyKind host_side = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  if (kind != host_side && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+    return fail(Errc::rt_invalid_memcpy_direction, "{}: kind {} cannot copy {} {} ({}, DeviceToDevice or Default)", api,
+                static_cast<int>(kind), to_device ? "to" : "from", what,
+                to_device ? "HostToDevice" : "DeviceToHost");
+  return Errc::success;
+}
+
 }  // namespace cuda_shim::rt
