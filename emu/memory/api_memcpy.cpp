@@ -34,42 +34,75 @@ CUmemorytype memtype(Space s) {
   return s == Space::device ? CU_MEMORYTYPE_DEVICE : s == Space::host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED;
 }
 
-// A 1D copy as the CUDA_MEMCPY3D a memcpy node reports.
-CUDA_MEMCPY3D desc_1d(uintptr_t dst, Space ds, uintptr_t src, Space ss, size_t n) {
-  CUDA_MEMCPY3D c{};
-  c.srcMemoryType = memtype(ss);
-  c.dstMemoryType = memtype(ds);
-  if (ss == Space::host) c.srcHost = reinterpret_cast<const void*>(src); else c.srcDevice = src;
-  if (ds == Space::host) c.dstHost = reinterpret_cast<void*>(dst); else c.dstDevice = dst;
-  c.WidthInBytes = n;
-  c.Height = 1;
-  c.Depth = 1;
-  return c;
+// One end of a 1D copy: a byte offset into an array (array set), or a pointer read as `space`.
+struct End {
+  bool array = false;
+  CUarray arr = nullptr;
+  uintptr_t p = 0;  // the pointer, or the array's byte offset
+  Space space = Space::device;
+  const char* what = "";
+};
+End arr_end(CUarray a, size_t off, const char* what) { return End{true, a, off, Space::device, what}; }
+End ptr_end(uintptr_t p, Space s, const char* what) { return End{false, nullptr, p, s, what}; }
+
+Errc resolve_end(const End& e, size_t n, const char* api, mem::Side& out) {
+  if (!e.array) return mem::resolve(e.p, e.space, Extent{n, 1, 1, n, n}, api, e.what, out);
+  // Measured: a NULL array is INVALID_VALUE here, not INVALID_HANDLE.
+  if (!e.arr) return fail(Errc::invalid_value, "{}: {} is NULL", api, e.what);
+  mem::ArrayPtr a;
+  TRY(mem::array_arg(e.arr, api, e.what, a));
+  char* p = nullptr;
+  TRY(mem::linear_range(a, e.p, n, api, e.what, p));
+  out = mem::Side{};
+  out.p = p;
+  out.r = a->memory;
+  out.pitch = out.slice = n;
+  return Errc::success;
 }
 
-// 1D copy between two pointers, each read as `ds` / `ss`.
-Errc copy_1d(uintptr_t dst, Space ds, const char* dwhat, uintptr_t src, Space ss, const char* swhat, size_t n,
-             const Submit& how, const char* api) {
+void describe_end(const End& e, CUmemorytype& type, const void*& host, CUdeviceptr& dev, CUarray& arr, size_t& x) {
+  if (e.array) {
+    type = CU_MEMORYTYPE_ARRAY, arr = e.arr, x = e.p;
+  } else {
+    type = memtype(e.space);
+    if (e.space == Space::host) host = reinterpret_cast<const void*>(e.p); else dev = e.p;
+  }
+}
+
+// A 1D copy between two ends: pointers (cuMemcpy, HtoD and the rest) or arrays (cuMemcpyHtoA, AtoH,
+// DtoA, AtoD, AtoA and the async forms: byte offsets, any alignment, measured).
+Errc copy_ends(const End& dst, const End& src, size_t n, const Submit& how, const char* api) {
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
-  if (n == 0) return Errc::success;
+  if (n == 0) return Errc::success;  // measured: even at an offset past the array's end
   CopyOp op;
   op.width = n;
-  Extent e{n, 1, 1, n, n};
-  TRY(mem::resolve(src, ss, e, api, swhat, op.src));
-  TRY(mem::resolve(dst, ds, e, api, dwhat, op.dst));
-  TRY(mem::check_writable(op.dst, api, dwhat));
+  TRY(resolve_end(src, n, api, op.src));
+  TRY(resolve_end(dst, n, api, op.dst));
+  if (!dst.array) TRY(mem::check_writable(op.dst, api, dst.what));
   std::shared_ptr<Stream> st;
   std::shared_ptr<cap::Sequence> seq;
   TRY(sequence_of(how, api, st, seq));
   if (seq) [[unlikely]] {
     cap::Spec sp;
     sp.kind = cap::Kind::memcpy;
-    sp.copy = desc_1d(dst, ds, src, ss, n);
-    sp.issue = [=](CUstream s) { return copy_1d(dst, ds, dwhat, src, ss, swhat, n, async_on(s, false), kLaunch); };
+    CUDA_MEMCPY3D& c = sp.copy;
+    c = CUDA_MEMCPY3D{};
+    const void* dhost = nullptr;
+    describe_end(src, c.srcMemoryType, c.srcHost, c.srcDevice, c.srcArray, c.srcXInBytes);
+    describe_end(dst, c.dstMemoryType, dhost, c.dstDevice, c.dstArray, c.dstXInBytes);
+    c.dstHost = const_cast<void*>(dhost);
+    c.WidthInBytes = n, c.Height = 1, c.Depth = 1;
+    sp.issue = [=](CUstream s) { return copy_ends(dst, src, n, async_on(s, false), kLaunch); };
     return seq->add(*st, std::move(sp), api);
   }
   return mem::submit_copy(std::move(op), how, api);
+}
+
+// 1D copy between two pointers, each read as `ds` / `ss`.
+Errc copy_1d(uintptr_t dst, Space ds, const char* dwhat, uintptr_t src, Space ss, const char* swhat, size_t n,
+             const Submit& how, const char* api) {
+  return copy_ends(ptr_end(dst, ds, dwhat), ptr_end(src, ss, swhat), n, how, api);
 }
 
 uintptr_t u(const void* p) { return reinterpret_cast<uintptr_t>(p); }
@@ -206,70 +239,6 @@ Errc fill(CUdeviceptr dst, size_t pitch, unsigned value, unsigned elem, size_t w
   return mem::submit_fill(std::move(op), how, api);
 }
 
-// One end of a 1D copy: a byte offset into an array (array set), or a pointer read as `space`.
-struct End {
-  bool array = false;
-  CUarray arr = nullptr;
-  uintptr_t p = 0;  // the pointer, or the array's byte offset
-  Space space = Space::device;
-  const char* what = "";
-};
-End arr_end(CUarray a, size_t off, const char* what) { return End{true, a, off, Space::device, what}; }
-End ptr_end(uintptr_t p, Space s, const char* what) { return End{false, nullptr, p, s, what}; }
-
-Errc resolve_end(const End& e, size_t n, const char* api, mem::Side& out) {
-  if (!e.array) return mem::resolve(e.p, e.space, Extent{n, 1, 1, n, n}, api, e.what, out);
-  // Measured: a NULL array is INVALID_VALUE here, not INVALID_HANDLE.
-  if (!e.arr) return fail(Errc::invalid_value, "{}: {} is NULL", api, e.what);
-  mem::ArrayPtr a;
-  TRY(mem::array_arg(e.arr, api, e.what, a));
-  char* p = nullptr;
-  TRY(mem::linear_range(a, e.p, n, api, e.what, p));
-  out = mem::Side{};
-  out.p = p;
-  out.r = a->memory;
-  out.pitch = out.slice = n;
-  return Errc::success;
-}
-
-void describe_end(const End& e, CUmemorytype& type, const void*& host, CUdeviceptr& dev, CUarray& arr, size_t& x) {
-  if (e.array) {
-    type = CU_MEMORYTYPE_ARRAY, arr = e.arr, x = e.p;
-  } else {
-    type = memtype(e.space);
-    if (e.space == Space::host) host = reinterpret_cast<const void*>(e.p); else dev = e.p;
-  }
-}
-
-// A 1D copy with an array at one end or both (cuMemcpyHtoA, AtoH, DtoA, AtoD, AtoA and the async
-// forms): byte offsets, any alignment (measured), bytes counted in the array's own layout.
-Errc copy_1d_array(const End& dst, const End& src, size_t n, const Submit& how, const char* api) {
-  std::shared_ptr<Context> ctx;
-  TRY(require_context(api, ctx));
-  if (n == 0) return Errc::success;  // measured: even at an offset past the array's end
-  CopyOp op;
-  op.width = n;
-  TRY(resolve_end(dst, n, api, op.dst));
-  TRY(resolve_end(src, n, api, op.src));
-  if (!dst.array) TRY(mem::check_writable(op.dst, api, dst.what));
-  std::shared_ptr<Stream> st;
-  std::shared_ptr<cap::Sequence> seq;
-  TRY(sequence_of(how, api, st, seq));
-  if (seq) [[unlikely]] {
-    cap::Spec sp;
-    sp.kind = cap::Kind::memcpy;
-    CUDA_MEMCPY3D& c = sp.copy;
-    c = CUDA_MEMCPY3D{};
-    const void* dhost = nullptr;
-    describe_end(src, c.srcMemoryType, c.srcHost, c.srcDevice, c.srcArray, c.srcXInBytes);
-    describe_end(dst, c.dstMemoryType, dhost, c.dstDevice, c.dstArray, c.dstXInBytes);
-    c.dstHost = const_cast<void*>(dhost);
-    c.WidthInBytes = n, c.Height = 1, c.Depth = 1;
-    sp.issue = [=](CUstream s) { return copy_1d_array(dst, src, n, async_on(s, false), kLaunch); };
-    return seq->add(*st, std::move(sp), api);
-  }
-  return mem::submit_copy(std::move(op), how, api);
-}
 
 }  // namespace
 
@@ -411,42 +380,42 @@ MEMSET_2D(cuMemsetD2D32, "cuMemsetD2D32", unsigned int, 4)
 // ---- 1D copies to and from arrays --------------------------------------------------------------
 #define CUDA_SHIM_ARRAY_1D(SUF, HOW)                                                                          \
   Errc cuMemcpyHtoA_v2##SUF(CUarray dst, size_t off, const void* src, size_t n) noexcept {                    \
-    return copy_1d_array(arr_end(dst, off, "dstArray"), ptr_end(u(src), Space::host, "srcHost"), n, HOW,     \
+    return copy_ends(arr_end(dst, off, "dstArray"), ptr_end(u(src), Space::host, "srcHost"), n, HOW,     \
                          "cuMemcpyHtoA");                                                                     \
   }                                                                                                           \
   Errc cuMemcpyAtoH_v2##SUF(void* dst, CUarray src, size_t off, size_t n) noexcept {                          \
-    return copy_1d_array(ptr_end(u(dst), Space::host, "dstHost"), arr_end(src, off, "srcArray"), n, HOW,     \
+    return copy_ends(ptr_end(u(dst), Space::host, "dstHost"), arr_end(src, off, "srcArray"), n, HOW,     \
                          "cuMemcpyAtoH");                                                                     \
   }                                                                                                           \
   Errc cuMemcpyDtoA_v2##SUF(CUarray dst, size_t off, CUdeviceptr src, size_t n) noexcept {                    \
-    return copy_1d_array(arr_end(dst, off, "dstArray"), ptr_end(src, Space::device, "srcDevice"), n, HOW,    \
+    return copy_ends(arr_end(dst, off, "dstArray"), ptr_end(src, Space::device, "srcDevice"), n, HOW,    \
                          "cuMemcpyDtoA");                                                                     \
   }                                                                                                           \
   Errc cuMemcpyAtoD_v2##SUF(CUdeviceptr dst, CUarray src, size_t off, size_t n) noexcept {                    \
-    return copy_1d_array(ptr_end(dst, Space::device, "dstDevice"), arr_end(src, off, "srcArray"), n, HOW,    \
+    return copy_ends(ptr_end(dst, Space::device, "dstDevice"), arr_end(src, off, "srcArray"), n, HOW,    \
                          "cuMemcpyAtoD");                                                                     \
   }                                                                                                           \
   Errc cuMemcpyAtoA_v2##SUF(CUarray dst, size_t doff, CUarray src, size_t soff, size_t n) noexcept {          \
-    return copy_1d_array(arr_end(dst, doff, "dstArray"), arr_end(src, soff, "srcArray"), n, HOW,             \
+    return copy_ends(arr_end(dst, doff, "dstArray"), arr_end(src, soff, "srcArray"), n, HOW,             \
                          "cuMemcpyAtoA");                                                                     \
   }
 CUDA_SHIM_ARRAY_1D(, kSync)
 CUDA_SHIM_ARRAY_1D(_ptds, kSyncPt)
 #undef CUDA_SHIM_ARRAY_1D
 Errc cuMemcpyHtoAAsync_v2(CUarray dst, size_t off, const void* src, size_t n, CUstream s) noexcept {
-  return copy_1d_array(arr_end(dst, off, "dstArray"), ptr_end(u(src), Space::host, "srcHost"), n, async_on(s, false),
+  return copy_ends(arr_end(dst, off, "dstArray"), ptr_end(u(src), Space::host, "srcHost"), n, async_on(s, false),
                        "cuMemcpyHtoAAsync");
 }
 Errc cuMemcpyHtoAAsync_v2_ptsz(CUarray dst, size_t off, const void* src, size_t n, CUstream s) noexcept {
-  return copy_1d_array(arr_end(dst, off, "dstArray"), ptr_end(u(src), Space::host, "srcHost"), n, async_on(s, true),
+  return copy_ends(arr_end(dst, off, "dstArray"), ptr_end(u(src), Space::host, "srcHost"), n, async_on(s, true),
                        "cuMemcpyHtoAAsync");
 }
 Errc cuMemcpyAtoHAsync_v2(void* dst, CUarray src, size_t off, size_t n, CUstream s) noexcept {
-  return copy_1d_array(ptr_end(u(dst), Space::host, "dstHost"), arr_end(src, off, "srcArray"), n, async_on(s, false),
+  return copy_ends(ptr_end(u(dst), Space::host, "dstHost"), arr_end(src, off, "srcArray"), n, async_on(s, false),
                        "cuMemcpyAtoHAsync");
 }
 Errc cuMemcpyAtoHAsync_v2_ptsz(void* dst, CUarray src, size_t off, size_t n, CUstream s) noexcept {
-  return copy_1d_array(ptr_end(u(dst), Space::host, "dstHost"), arr_end(src, off, "srcArray"), n, async_on(s, true),
+  return copy_ends(ptr_end(u(dst), Space::host, "dstHost"), arr_end(src, off, "srcArray"), n, async_on(s, true),
                        "cuMemcpyAtoHAsync");
 }
 
