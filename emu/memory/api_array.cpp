@@ -7,31 +7,31 @@
 
 namespace cuda_shim::api {
 
-Errc cuArray3DCreate_v2(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* pAllocateArray) noexcept {
-  const char* api = "cuArray3DCreate";
+namespace {
+// cuArrayCreate and cuArray3DCreate: one array of its own, under a new handle.
+Errc new_array(CUarray* pHandle, const void* desc, const CUDA_ARRAY3D_DESCRIPTOR& d, const char* api) {
   std::shared_ptr<Context> ctx;
   TRY(require_context(api, ctx));
   TRY(need(pHandle, api, "pHandle"));
-  TRY(need(pAllocateArray, api, "pAllocateArray"));
-  mem::ArrayPtr a;
-  TRY(mem::create_array(ctx, *pAllocateArray, api, "*pAllocateArray", a));
-  *pHandle = static_cast<CUarray>(mem::arrays().add(std::move(a)));
-  return Errc::success;
-}
-
-Errc cuArrayCreate_v2(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* pAllocateArray) noexcept {
-  const char* api = "cuArrayCreate";
-  std::shared_ptr<Context> ctx;
-  TRY(require_context(api, ctx));
-  TRY(need(pHandle, api, "pHandle"));
-  TRY(need(pAllocateArray, api, "pAllocateArray"));
-  // A 1D or 2D array: the 3D descriptor with Depth 0 and no flags.
-  const CUDA_ARRAY3D_DESCRIPTOR d{pAllocateArray->Width, pAllocateArray->Height, 0, pAllocateArray->Format,
-                                  pAllocateArray->NumChannels, 0};
+  TRY(need(desc, api, "pAllocateArray"));
   mem::ArrayPtr a;
   TRY(mem::create_array(ctx, d, api, "*pAllocateArray", a));
   *pHandle = static_cast<CUarray>(mem::arrays().add(std::move(a)));
   return Errc::success;
+}
+}  // namespace
+
+Errc cuArray3DCreate_v2(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* pAllocateArray) noexcept {
+  return new_array(pHandle, pAllocateArray, pAllocateArray ? *pAllocateArray : CUDA_ARRAY3D_DESCRIPTOR{},
+                   "cuArray3DCreate");
+}
+
+Errc cuArrayCreate_v2(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* pAllocateArray) noexcept {
+  // A 1D or 2D array: the 3D descriptor with Depth 0 and no flags.
+  CUDA_ARRAY3D_DESCRIPTOR d{};
+  if (pAllocateArray)
+    d = {pAllocateArray->Width, pAllocateArray->Height, 0, pAllocateArray->Format, pAllocateArray->NumChannels, 0};
+  return new_array(pHandle, pAllocateArray, d, "cuArrayCreate");
 }
 
 Errc cuMipmappedArrayCreate(CUmipmappedArray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* pMipmappedArrayDesc,

@@ -16,6 +16,17 @@ Errc no_surface(const char* api, uint64_t h) {
   return fail(Errc::invalid_value, "{}: {:#x} is not a live surface object", api, h);
 }
 
+// A texture query: `read` copies what the object holds into *out.
+template <class T, class Read>
+Errc query_texture(T* out, const char* what, CUtexObject h, const char* api, Read read) {
+  TRY(Driver::get().require_init(api));
+  TRY(need(out, api, what));
+  mem::TexPtr t = mem::find_texture(h);
+  if (!t) return no_texture(api, h);
+  read(*t, *out);
+  return Errc::success;
+}
+
 }  // namespace
 
 Errc cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pResDesc, const CUDA_TEXTURE_DESC* pTexDesc,
@@ -41,33 +52,21 @@ Errc cuTexObjectDestroy(CUtexObject texObject) noexcept {
 }
 
 Errc cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUtexObject texObject) noexcept {
-  const char* api = "cuTexObjectGetResourceDesc";
-  TRY(Driver::get().require_init(api));
-  TRY(need(pResDesc, api, "pResDesc"));
-  mem::TexPtr t = mem::find_texture(texObject);
-  if (!t) return no_texture(api, texObject);
-  *pResDesc = t->res;
-  return Errc::success;
+  return query_texture(pResDesc, "pResDesc", texObject, "cuTexObjectGetResourceDesc",
+                       [](const mem::TexObject& t, CUDA_RESOURCE_DESC& o) { o = t.res; });
 }
 
 Errc cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC* pTexDesc, CUtexObject texObject) noexcept {
-  const char* api = "cuTexObjectGetTextureDesc";
-  TRY(Driver::get().require_init(api));
-  TRY(need(pTexDesc, api, "pTexDesc"));
-  mem::TexPtr t = mem::find_texture(texObject);
-  if (!t) return no_texture(api, texObject);
-  *pTexDesc = t->tex;
-  return Errc::success;
+  return query_texture(pTexDesc, "pTexDesc", texObject, "cuTexObjectGetTextureDesc",
+                       [](const mem::TexObject& t, CUDA_TEXTURE_DESC& o) { o = t.tex; });
 }
 
 Errc cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC* pResViewDesc, CUtexObject texObject) noexcept {
-  const char* api = "cuTexObjectGetResourceViewDesc";
-  TRY(Driver::get().require_init(api));
-  TRY(need(pResViewDesc, api, "pResViewDesc"));
-  mem::TexPtr t = mem::find_texture(texObject);
-  if (!t) return no_texture(api, texObject);
-  if (t->has_view) *pResViewDesc = t->view;  // measured: without a view, success and nothing written
-  return Errc::success;
+  // Measured: without a view, success and nothing written.
+  return query_texture(pResViewDesc, "pResViewDesc", texObject, "cuTexObjectGetResourceViewDesc",
+                       [](const mem::TexObject& t, CUDA_RESOURCE_VIEW_DESC& o) {
+                         if (t.has_view) o = t.view;
+                       });
 }
 
 Errc cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC* pResDesc) noexcept {

@@ -97,6 +97,17 @@ cudaTextureDesc from_driver(const CUDA_TEXTURE_DESC& d) {
   return t;
 }
 
+// A texture's or surface's resource, from the driver's query `get`, in the runtime's form.
+template <class Get>
+Errc resource_desc(cudaResourceDesc* out, const char* api, Get get) {
+  RT_TRY(rt::context(api));
+  RT_TRY(rt::need(out, api, "pResDesc"));
+  CUDA_RESOURCE_DESC r{};
+  RT_TRY(get(&r));
+  *out = from_driver(r);
+  return Errc::success;
+}
+
 }  // namespace
 
 Errc cudaCreateTextureObject(cudaTextureObject_t* pTexObject, const cudaResourceDesc* pResDesc,
@@ -117,13 +128,8 @@ Errc cudaDestroyTextureObject(cudaTextureObject_t texObject) noexcept {
   return api::cuTexObjectDestroy(texObject);
 }
 Errc cudaGetTextureObjectResourceDesc(cudaResourceDesc* pResDesc, cudaTextureObject_t texObject) noexcept {
-  const char* api = "cudaGetTextureObjectResourceDesc";
-  RT_TRY(rt::context(api));
-  RT_TRY(rt::need(pResDesc, api, "pResDesc"));
-  CUDA_RESOURCE_DESC r{};
-  RT_TRY(api::cuTexObjectGetResourceDesc(&r, texObject));
-  *pResDesc = from_driver(r);
-  return Errc::success;
+  return resource_desc(pResDesc, "cudaGetTextureObjectResourceDesc",
+                       [&](CUDA_RESOURCE_DESC* r) { return api::cuTexObjectGetResourceDesc(r, texObject); });
 }
 Errc cudaGetTextureObjectTextureDesc(cudaTextureDesc* pTexDesc, cudaTextureObject_t texObject) noexcept {
   const char* api = "cudaGetTextureObjectTextureDesc";
@@ -152,13 +158,8 @@ Errc cudaDestroySurfaceObject(cudaSurfaceObject_t surfObject) noexcept {
   return api::cuSurfObjectDestroy(surfObject);
 }
 Errc cudaGetSurfaceObjectResourceDesc(cudaResourceDesc* pResDesc, cudaSurfaceObject_t surfObject) noexcept {
-  const char* api = "cudaGetSurfaceObjectResourceDesc";
-  RT_TRY(rt::context(api));
-  RT_TRY(rt::need(pResDesc, api, "pResDesc"));
-  CUDA_RESOURCE_DESC r{};
-  RT_TRY(api::cuSurfObjectGetResourceDesc(&r, surfObject));
-  *pResDesc = from_driver(r);
-  return Errc::success;
+  return resource_desc(pResDesc, "cudaGetSurfaceObjectResourceDesc",
+                       [&](CUDA_RESOURCE_DESC* r) { return api::cuSurfObjectGetResourceDesc(r, surfObject); });
 }
 
 }  // namespace cuda_shim::rtapi
