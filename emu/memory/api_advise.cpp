@@ -24,6 +24,7 @@
 #include "abi/driver_api.hpp"
 #include "core/context.hpp"
 #include "core/driver.hpp"
+#include "core/capture.hpp"
 #include "core/stream.hpp"
 #include "memory/address_space.hpp"
 #include "memory/advice.hpp"
@@ -296,28 +297,35 @@ Errc advise(CUdeviceptr devPtr, size_t count, int advice, CUmemLocation loc, con
 
 // ---- cuMemPrefetchAsync -----------------------------------------------------------------------
 
-Errc prefetch(CUdeviceptr devPtr, size_t count, CUmemLocation loc, unsigned flags, CUstream h, bool pt,
-              const char* api) {
-  Context* ctx = nullptr;
-  TRY(require_context(api, ctx));  // measured: NOT_INITIALIZED, INVALID_CONTEXT
-  if (flags != 0)  // measured: 0x1, 0x2, 0x80000000
-    return fail(Errc::invalid_value, "{}: flags {:#x} must be 0 (no flags are defined)", api, flags);
+// One prefetch, checked: its range and where it goes (the id as the range attributes report it).
+struct PrefetchPlan {
+  Target tg;
+  int type = 0, id = 0;
+  size_t count = 0;
+};
+
+// Measured: where cuMemPrefetchAsync answers INVALID_DEVICE (a destination device that does not
+// exist), the batch forms answer INVALID_VALUE; they report a host destination with the id given
+// (cuMemPrefetchAsync: -1).
+Errc plan_prefetch(CUdeviceptr devPtr, size_t count, CUmemLocation loc, const Context* ctx, bool batch,
+                   const char* api, const char* what, PrefetchPlan& out) {
+  const Errc bad_device = batch ? Errc::invalid_value : Errc::invalid_device;
   const int t = loc.type;
   int id = loc.id;
   switch (t) {
     case CU_MEM_LOCATION_TYPE_DEVICE:
       if (!valid_ordinal(id) && devPtr == 0)  // measured (difftest): the NULL pointer is found first
-        return fail(Errc::invalid_value, "{}: devPtr is NULL", api);
-      if (!valid_ordinal(id))  // measured: 99 and -1 answer INVALID_DEVICE
-        return fail(Errc::invalid_device, "{}: the destination is device {}, which does not exist ({} device(s))",
-                    api, id, Driver::get().device_count());
+        return fail(Errc::invalid_value, "{}: {} is NULL", api, what);
+      if (!valid_ordinal(id))  // measured: 99 and -1
+        return fail(bad_device, "{}: the destination is device {}, which does not exist ({} device(s))", api, id,
+                    Driver::get().device_count());
       if (!concurrent_access(id))  // documented; reported as cudaErrorInvalidDevice on WSL and Jetson
-        return fail(Errc::invalid_device, "{}: the destination device {} has "
+        return fail(bad_device, "{}: the destination device {} has "
                     "CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 0: managed memory cannot be prefetched to it",
                     api, id);
       break;
     case CU_MEM_LOCATION_TYPE_HOST:
-      id = -1;  // measured: any id, reported as -1
+      if (!batch) id = -1;  // measured: any id, reported as -1
       break;
     case CU_MEM_LOCATION_TYPE_HOST_NUMA:
       if (!Driver::get().host_numa_node(id))  // measured: 99
@@ -331,25 +339,104 @@ Errc prefetch(CUdeviceptr devPtr, size_t count, CUmemLocation loc, unsigned flag
       return fail(Errc::invalid_value, "{}: the destination's location.type {} is {}; it must be DEVICE, HOST, "
                   "HOST_NUMA or HOST_NUMA_CURRENT", api, t, mem::location_name(t));
   }
-  Target tg;
-  TRY(target(devPtr, count, current_ordinal(ctx), api, "devPtr", tg));
-  if (tg.pageable && t == CU_MEM_LOCATION_TYPE_DEVICE && !pageable_access(id))  // documented
-    return fail(Errc::invalid_device, "{}: pageable host memory cannot be prefetched to device {}, which has no "
+  TRY(target(devPtr, count, current_ordinal(ctx), api, what, out.tg));
+  if (out.tg.pageable && t == CU_MEM_LOCATION_TYPE_DEVICE && !pageable_access(id))  // documented
+    return fail(bad_device, "{}: pageable host memory cannot be prefetched to device {}, which has no "
                 "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS", api, id);
+  out.type = t;
+  out.id = id;
+  out.count = count;
+  return Errc::success;
+}
+
+// Measured: the location is reported as soon as the call returns, before the stream runs it.
+void record_prefetch(const PrefetchPlan& pf) {
+  size_t first = 0, last = 0;
+  mem::pages_touched(pf.tg.off, pf.count, first, last);
+  std::lock_guard lk(*pf.tg.m);
+  pf.tg.map->update(first, last, [&](mem::PagePolicy& p) {
+    p.lp_type = pf.type;
+    p.lp_id = pf.id;
+  });
+}
+
+Errc prefetch(CUdeviceptr devPtr, size_t count, CUmemLocation loc, unsigned flags, CUstream h, bool pt,
+              const char* api) {
+  Context* ctx = nullptr;
+  TRY(require_context(api, ctx));  // measured: NOT_INITIALIZED, INVALID_CONTEXT
+  if (flags != 0)  // measured: 0x1, 0x2, 0x80000000
+    return fail(Errc::invalid_value, "{}: flags {:#x} must be 0 (no flags are defined)", api, flags);
+  PrefetchPlan pf;
+  TRY(plan_prefetch(devPtr, count, loc, ctx, false, api, "devPtr", pf));
   std::shared_ptr<Stream> s;
   TRY(resolve_stream(h, pt, api, s));  // destroyed or garbage handles crash NVIDIA's driver (measured)
-  {
-    // Measured: the location is reported as soon as the call returns, before the stream runs it.
-    size_t first = 0, last = 0;
-    mem::pages_touched(tg.off, count, first, last);
-    std::lock_guard lk(*tg.m);
-    tg.map->update(first, last, [&](mem::PagePolicy& p) {
-      p.lp_type = t;
-      p.lp_id = id;
-    });
-  }
+  record_prefetch(pf);
   // The migration itself has nothing to move (one copy of the memory): an operation of the
   // stream, in its order, that keeps it busy until earlier work is done.
+  s->enqueue(nullptr, {}, true);
+  return Errc::success;
+}
+
+// ---- cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync ---------
+// Measured: the NULL and legacy streams, count 0, flags, NULL lists, numPrefetchLocs 0 or above
+// count, prefetchLocIdxs not starting at 0 or reaching count answer INVALID_VALUE (repeated
+// indices pass: the later entry applies); so does each range cuMemPrefetchAsync refuses, and a
+// destination device that does not exist. On a capturing stream: STREAM_CAPTURE_UNSUPPORTED,
+// and the capture is invalidated. Discarding keeps the bytes (documented: a discarded range
+// reads indeterminate values until written or prefetched) and the range attributes.
+
+struct BatchLists {
+  CUdeviceptr* ptrs;
+  size_t* sizes;
+  size_t count;
+  CUmemLocation* locs;  // null for cuMemDiscardBatchAsync
+  size_t* idx;
+  size_t nlocs;
+};
+
+Errc check_batch_lists(const BatchLists& b, bool prefetching, unsigned long long flags, CUstream h, const char* api) {
+  if (!h || h == CU_STREAM_LEGACY)
+    return fail(Errc::invalid_value, "{}: hStream is {}: a batch must go to a stream other than the legacy default "
+                "stream (a created stream or CU_STREAM_PER_THREAD)", api, h ? "CU_STREAM_LEGACY" : "NULL");
+  if (b.count == 0 || !b.ptrs || !b.sizes)
+    return fail(Errc::invalid_value, "{}: {}", api, b.count == 0 ? "count is 0" : "dptrs and sizes must be set");
+  if (flags != 0) return fail(Errc::invalid_value, "{}: flags = {:#x} must be 0", api, flags);
+  if (!prefetching) return Errc::success;
+  if (b.nlocs == 0 || !b.locs || !b.idx)
+    return fail(Errc::invalid_value, "{}: every range needs a location: numPrefetchLocs = {}, prefetchLocs {}, "
+                "prefetchLocIdxs {}", api, b.nlocs, b.locs ? "set" : "NULL", b.idx ? "set" : "NULL");
+  if (b.nlocs > b.count) return fail(Errc::invalid_value, "{}: numPrefetchLocs {} is more than count {}", api, b.nlocs, b.count);
+  if (b.idx[0] != 0) return fail(Errc::invalid_value, "{}: prefetchLocIdxs[0] = {}; it must be 0", api, b.idx[0]);
+  for (size_t k = 0; k < b.nlocs; ++k)
+    if (b.idx[k] >= b.count)
+      return fail(Errc::invalid_value, "{}: prefetchLocIdxs[{}] = {} is not below count {}", api, k, b.idx[k], b.count);
+  return Errc::success;
+}
+
+// pt: a _ptsz form, which takes a NULL stream as the per-thread stream (measured).
+Errc batch_prefetch(const BatchLists& b, bool prefetching, unsigned long long flags, CUstream h, bool pt,
+                    const char* api) {
+  Context* ctx = nullptr;
+  TRY(require_context(api, ctx));
+  if (pt && !h) h = CU_STREAM_PER_THREAD;
+  TRY(check_batch_lists(b, prefetching, flags, h, api));
+  std::shared_ptr<Stream> s;
+  TRY(resolve_stream(h, false, api, s));
+  TRY(cap::refuse_if_capturing(*s, api));
+  // Every range is checked before any is recorded: a bad batch changes nothing.
+  std::vector<PrefetchPlan> plan(b.count);
+  size_t k = 0;
+  for (size_t i = 0; i < b.count; ++i) {
+    const std::string what = fmt::format("dptrs[{}]", i);
+    if (!prefetching) {
+      TRY(target(b.ptrs[i], b.sizes[i], current_ordinal(ctx), api, what.c_str(), plan[i].tg));
+      continue;
+    }
+    while (k + 1 < b.nlocs && b.idx[k + 1] <= i) ++k;
+    TRY(plan_prefetch(b.ptrs[i], b.sizes[i], b.locs[k], ctx, true, api, what.c_str(), plan[i]));
+  }
+  if (prefetching)
+    for (const PrefetchPlan& pf : plan) record_prefetch(pf);
   s->enqueue(nullptr, {}, true);
   return Errc::success;
 }
@@ -495,6 +582,42 @@ Errc cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribu
   TRY(read_range(devPtr, count, ctx, api, a));
   for (size_t i = 0; i < numAttributes; ++i) write_attribute(data[i], dataSizes[i], attributes[i], a);
   return Errc::success;
+}
+
+Errc cuMemPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs,
+                             size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+                             CUstream hStream) noexcept {
+  return batch_prefetch({dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs}, true, flags, hStream,
+                        false, "cuMemPrefetchBatchAsync");
+}
+Errc cuMemPrefetchBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs,
+                                  size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+                                  CUstream hStream) noexcept {
+  return batch_prefetch({dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs}, true, flags, hStream,
+                        true, "cuMemPrefetchBatchAsync");
+}
+Errc cuMemDiscardBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count, unsigned long long flags,
+                            CUstream hStream) noexcept {
+  return batch_prefetch({dptrs, sizes, count, nullptr, nullptr, 0}, false, flags, hStream, false,
+                        "cuMemDiscardBatchAsync");
+}
+Errc cuMemDiscardBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count, unsigned long long flags,
+                                 CUstream hStream) noexcept {
+  return batch_prefetch({dptrs, sizes, count, nullptr, nullptr, 0}, false, flags, hStream, true,
+                        "cuMemDiscardBatchAsync");
+}
+Errc cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs,
+                                       size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+                                       CUstream hStream) noexcept {
+  return batch_prefetch({dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs}, true, flags, hStream,
+                        false, "cuMemDiscardAndPrefetchBatchAsync");
+}
+Errc cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                            CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs,
+                                            size_t numPrefetchLocs, unsigned long long flags,
+                                            CUstream hStream) noexcept {
+  return batch_prefetch({dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs}, true, flags, hStream,
+                        true, "cuMemDiscardAndPrefetchBatchAsync");
 }
 
 }  // namespace cuda_shim::api

@@ -284,7 +284,7 @@ Errc submit_copy(CopyOp op, const Submit& how, const char* api) {
       return s->ctx()->fault_error(api);
     return Errc::success;
   }
-  if (op.src.pageable()) return submit_staged(std::move(op), *s);
+  if (op.src.pageable() || how.stage) return submit_staged(std::move(op), *s);
   if (strict::maybe()) [[unlikely]] {
     s->enqueue([op] { op.run(); }, {}, /*inline_ok=*/true);
     strict::on_copy(op, *s);  // the pool allocations it touches were last used here

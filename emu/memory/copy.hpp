@@ -77,6 +77,9 @@ struct Submit {
   CUstream stream = nullptr;
   bool per_thread = false;
   bool dry = false;  // check everything, queue nothing (a graph node's arguments, checked when added)
+  // The source is read before the call returns, whatever memory it is (a batch copy's
+  // CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL): staged as a pageable source is.
+  bool stage = false;
 };
 Errc submit_copy(CopyOp op, const Submit& how, const char* api);
 Errc submit_fill(FillOp op, const Submit& how, const char* api);

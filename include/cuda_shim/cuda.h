@@ -185,6 +185,23 @@ typedef unsigned int CUdeviceptr_v2;
 #include "cuda_shim_parts/cuda_3.h"
 #include "cuda_shim_parts/cuda_4.h"
 #include "cuda_shim_parts/cuda_5.h"
+/* CUDA 13.2: one copy with a batch copy's attributes (CUDA_SHIM_ENABLE_13020_API, or the 13.3 switch). */
+#if defined(CUDA_SHIM_ENABLE_13020_API) || defined(CUDA_SHIM_ENABLE_13030_API) || defined(__CUDA_API_VERSION_INTERNAL)
+#if defined(__CUDA_API_PER_THREAD_DEFAULT_STREAM) && !defined(__CUDA_API_VERSION_INTERNAL)
+#define cuMemcpyWithAttributesAsync cuMemcpyWithAttributesAsync_ptsz
+#define cuMemcpy3DWithAttributesAsync cuMemcpy3DWithAttributesAsync_ptsz
+#endif
+#if defined(__cplusplus) && !defined(CUDA_SHIM_ABI_CXX_LINKAGE)
+extern "C" {
+#endif
+CUresult CUDAAPI cuMemcpyWithAttributesAsync(CUdeviceptr dst, CUdeviceptr src, size_t size, CUmemcpyAttributes *attr, CUstream hStream);
+CUresult CUDAAPI cuMemcpy3DWithAttributesAsync(CUDA_MEMCPY3D_BATCH_OP *op, unsigned long long flags, CUstream hStream);
+CUresult CUDAAPI cuMemcpyWithAttributesAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t size, CUmemcpyAttributes *attr, CUstream hStream);
+CUresult CUDAAPI cuMemcpy3DWithAttributesAsync_ptsz(CUDA_MEMCPY3D_BATCH_OP *op, unsigned long long flags, CUstream hStream);
+#if defined(__cplusplus) && !defined(CUDA_SHIM_ABI_CXX_LINKAGE)
+}
+#endif
+#endif
 #if defined(CUDA_SHIM_ENABLE_13030_API) || defined(__CUDA_API_VERSION_INTERNAL)
 typedef cuuint32_t CUlogicalEndpointId;
 

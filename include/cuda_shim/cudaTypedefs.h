@@ -654,6 +654,12 @@ typedef CUresult(CUDAAPI *PFN_cuCheckpointProcessRestore_v12080)(int pid, CUchec
 typedef CUresult(CUDAAPI *PFN_cuCheckpointProcessUnlock_v12080)(int pid, CUcheckpointUnlockArgs *args);
 
 /* CUDA 13.3 logical endpoint entry points (opt-in, see cuda.h). */
+#if defined(CUDA_SHIM_ENABLE_13020_API) || defined(CUDA_SHIM_ENABLE_13030_API) || defined(__CUDA_API_VERSION_INTERNAL)
+typedef CUresult (CUDAAPI *PFN_cuMemcpyWithAttributesAsync_v13020)(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t size, CUmemcpyAttributes_v1 *attr, CUstream hStream);
+typedef CUresult (CUDAAPI *PFN_cuMemcpyWithAttributesAsync_v13020_ptsz)(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t size, CUmemcpyAttributes_v1 *attr, CUstream hStream);
+typedef CUresult (CUDAAPI *PFN_cuMemcpy3DWithAttributesAsync_v13020)(CUDA_MEMCPY3D_BATCH_OP_v1 *op, unsigned long long flags, CUstream hStream);
+typedef CUresult (CUDAAPI *PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz)(CUDA_MEMCPY3D_BATCH_OP_v1 *op, unsigned long long flags, CUstream hStream);
+#endif
 #if defined(CUDA_SHIM_ENABLE_13030_API) || defined(__CUDA_API_VERSION_INTERNAL)
 typedef CUresult (CUDAAPI *PFN_cuLogicalEndpointIdReserve_v13030)(CUlogicalEndpointId *leId, cuuint32_t count);
 typedef CUresult (CUDAAPI *PFN_cuLogicalEndpointIdRelease_v13030)(CUlogicalEndpointId leId, cuuint32_t count);

@@ -168,6 +168,9 @@ const std::vector<Family> kFamilies = {
                  cudaErrorSymbolNotFound}},
     // an executable graph that cannot take the graph's parameters
     {"ExecUpdate", {CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, cudaErrorGraphExecUpdateFailure}},
+    // batch copies, prefetches and discards on a capturing stream (measured: refused)
+    {"Batch", {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
+               cudaErrorStreamCaptureUnsupported, cudaErrorStreamCaptureImplicit}},
     // a graph's copies, as the copies they stand for
     {"MemcpyNode", {cudaErrorInvalidMemcpyDirection}},
     // peer access: enabled or disabled twice, or between a device and itself

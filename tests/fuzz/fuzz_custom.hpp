@@ -243,4 +243,125 @@ struct PtxFile {
   ~PtxFile() { ::close(fd); }
 };
 
+// ---- Batch copies, prefetches and discards ----------------------------------------------------
+// A batch's lists, in the driver's types (the runtime's have the same layout). Copies go between
+// memory the harness owns (uptr: live allocations or the host buffer, never a wild address the
+// emulator would read as pageable memory), sized within both ends mostly; attribute and location
+// lists are mostly right (first index 0, increasing), sometimes not.
+struct Batch {
+  std::vector<CUdeviceptr> dst, src;
+  std::vector<size_t> sizes, idx;
+  std::vector<CUmemcpyAttributes> attrs;
+  std::vector<CUmemLocation> locs;
+  std::vector<CUDA_MEMCPY3D_BATCH_OP> ops;
+  size_t count = 0, n = 0;  // copies/ranges, attributes/locations as passed
+};
+
+inline size_t batch_count(Picker& pk) {
+  return pk.in.ConsumeIntegralInRange(0, 7) ? pk.in.ConsumeIntegralInRange(1, 4) : pk.in.ConsumeIntegralInRange(0, 6);
+}
+// n indices over count items: 0 and increasing, or (now and then) anything small.
+inline void batch_indices(Picker& pk, Batch& b, size_t n) {
+  b.idx.assign(n ? n : 1, 0);
+  for (size_t k = 1; k < n; ++k) b.idx[k] = b.idx[k - 1] + pk.in.ConsumeIntegralInRange(1, 2);
+  if (n && !pk.in.ConsumeIntegralInRange(0, 7)) b.idx[pk.any(n)] = pk.in.ConsumeIntegralInRange(0, 6);
+  b.n = pk.in.ConsumeIntegralInRange(0, 15) ? n : pk.in.ConsumeIntegralInRange(0, 6);
+  if (b.n > n) b.n = n;  // never past the arrays' ends (the driver would read them)
+}
+inline unsigned small_or_any(Picker& pk, unsigned lo, unsigned hi) {
+  return pk.in.ConsumeIntegralInRange(0, 7) ? pk.in.ConsumeIntegralInRange(lo, hi) : pk.in.ConsumeIntegral<unsigned>();
+}
+
+inline Batch copy_batch(Picker& pk) {
+  Batch b;
+  b.count = batch_count(pk);
+  for (size_t i = 0; i < b.count; ++i) {
+    size_t rd = 0, rs = 0;
+    b.dst.push_back(reinterpret_cast<CUdeviceptr>(pk.uptr(&rd)));
+    b.src.push_back(reinterpret_cast<CUdeviceptr>(pk.uptr(&rs)));
+    b.sizes.push_back(pk.copy_bytes(std::min(rd, rs)));
+  }
+  const size_t n = b.count ? pk.in.ConsumeIntegralInRange<size_t>(1, b.count) : pk.in.ConsumeIntegralInRange(0, 1);
+  b.attrs.resize(n ? n : 1);
+  for (auto& a : b.attrs) {
+    a.srcAccessOrder = static_cast<CUmemcpySrcAccessOrder>(small_or_any(pk, 1, 3));
+    a.flags = pk.in.ConsumeIntegralInRange(0, 7) ? pk.in.ConsumeIntegralInRange(0, 1) : pk.in.ConsumeIntegral<unsigned>();
+    if (pk.in.ConsumeBool()) a.srcLocHint = pk.location();
+    if (pk.in.ConsumeBool()) a.dstLocHint = pk.location();
+  }
+  batch_indices(pk, b, n);
+  b.dst.resize(std::max<size_t>(b.count, 1));
+  b.src.resize(b.dst.size());
+  b.sizes.resize(b.dst.size());
+  return b;
+}
+
+// One 3D operand: a pointer the harness owns, or an array (live, dead or garbage).
+inline CUmemcpy3DOperand operand_3d(Picker& pk, size_t& room, bool& array) {
+  CUmemcpy3DOperand o{};
+  array = !S.own_arrays.empty() && pk.in.ConsumeIntegralInRange(0, 3) == 0;
+  if (array) {
+    o.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+    o.op.array.array = pk.pick(S.own_arrays);
+    o.op.array.offset = CUoffset3D{pk.in.ConsumeIntegralInRange<size_t>(0, 8), pk.in.ConsumeIntegralInRange<size_t>(0, 2), 0};
+    room = SIZE_MAX;
+    return o;
+  }
+  o.type = pk.in.ConsumeIntegralInRange(0, 15) ? CU_MEMCPY_OPERAND_TYPE_POINTER
+                                               : static_cast<CUmemcpy3DOperandType>(pk.in.ConsumeIntegralInRange(0, 3));
+  o.op.ptr.ptr = reinterpret_cast<CUdeviceptr>(pk.uptr(&room));
+  return o;
+}
+
+// 3D batch operations whose boxes fit the pointer operands' room: the pointers' memory may be
+// the harness's own host buffer, whose end the driver cannot see. Element sizes reach 16 bytes.
+inline Batch copy_3d_batch(Picker& pk) {
+  Batch b;
+  b.count = batch_count(pk);
+  b.ops.resize(std::max<size_t>(b.count, 1));
+  for (size_t i = 0; i < b.count; ++i) {
+    CUDA_MEMCPY3D_BATCH_OP& op = b.ops[i];
+    size_t rs = 0, rd = 0;
+    bool sa = false, da = false;
+    op.src = operand_3d(pk, rs, sa);
+    op.dst = operand_3d(pk, rd, da);
+    const size_t room = std::min(rs, rd) / (sa || da ? 16 : 1);
+    size_t w = std::min<size_t>(pk.in.ConsumeIntegralInRange(0, 64), room);
+    size_t h = pk.in.ConsumeIntegralInRange(0, 4), d = pk.in.ConsumeIntegralInRange(0, 2);
+    while (h > 1 && w * h * (d ? d : 1) > room) --h;
+    while (d > 1 && w * h * d > room) --d;
+    op.extent = CUextent3D{w, h, d};
+    for (CUmemcpy3DOperand* o : {&op.src, &op.dst})  // tight rows and layers, or too short ones
+      if (o->type == CU_MEMCPY_OPERAND_TYPE_POINTER && !pk.in.ConsumeIntegralInRange(0, 7)) {
+        o->op.ptr.rowLength = pk.in.ConsumeIntegralInRange<size_t>(0, w);
+        o->op.ptr.layerHeight = pk.in.ConsumeIntegralInRange<size_t>(0, h);
+      }
+    op.srcAccessOrder = static_cast<CUmemcpySrcAccessOrder>(small_or_any(pk, 1, 3));
+    op.flags = pk.in.ConsumeIntegralInRange(0, 7) ? pk.in.ConsumeIntegralInRange(0, 1) : pk.in.ConsumeIntegral<unsigned>();
+  }
+  return b;
+}
+
+// Ranges of prefetches and discards: only looked up, so any device address will do.
+inline Batch range_batch(Picker& pk, bool locations) {
+  Batch b;
+  b.count = batch_count(pk);
+  for (size_t i = 0; i < b.count; ++i) {
+    size_t room = 0;
+    b.dst.push_back(pk.dptr(&room));
+    b.sizes.push_back(pk.in.ConsumeBool() ? room : pk.size());
+  }
+  b.dst.resize(std::max<size_t>(b.count, 1));
+  b.sizes.resize(b.dst.size());
+  if (!locations) return b;
+  const size_t n = b.count ? pk.in.ConsumeIntegralInRange<size_t>(1, b.count) : pk.in.ConsumeIntegralInRange(0, 1);
+  b.locs.resize(n ? n : 1);
+  for (auto& l : b.locs) l = pk.location();
+  batch_indices(pk, b, n);
+  return b;
+}
+inline unsigned long long batch_flags(Picker& pk) {
+  return pk.in.ConsumeIntegralInRange(0, 15) ? 0 : pk.in.ConsumeIntegral<unsigned long long>();
+}
+
 }  // namespace fz::custom

@@ -129,12 +129,57 @@ void library_load_file_run(Picker& pk, const Entry& e) {
   library_load(pk, e, fn_of<decltype(&cuLibraryLoadFromFile)>(e), k < 4 ? f.path.c_str() : kOther[k - 4]);
 }
 
+// The batch copies: CUDA 13's _v2 forms, and CUDA 12.8's with failIdx (the un-suffixed names).
+void copy_batch_run(Picker& pk, const Entry& e) {
+  Batch b = copy_batch(pk);
+  check(e, fn_of<decltype(&cuMemcpyBatchAsync_v2)>(e)(maybe(pk, b.dst.data()), maybe(pk, b.src.data()),
+                                                      maybe(pk, b.sizes.data()), b.count, maybe(pk, b.attrs.data()),
+                                                      maybe(pk, b.idx.data()), b.n, pk.stream()));
+}
+void copy_batch_v1_run(Picker& pk, const Entry& e) {
+  Batch b = copy_batch(pk);
+  size_t fail = 0;
+  check(e, fn_of<decltype(&cuMemcpyBatchAsync)>(e)(maybe(pk, b.dst.data()), maybe(pk, b.src.data()),
+                                                   maybe(pk, b.sizes.data()), b.count, maybe(pk, b.attrs.data()),
+                                                   maybe(pk, b.idx.data()), b.n, maybe(pk, &fail), pk.stream()));
+}
+void copy_3d_batch_run(Picker& pk, const Entry& e) {
+  Batch b = copy_3d_batch(pk);
+  check(e, fn_of<decltype(&cuMemcpy3DBatchAsync_v2)>(e)(b.count, maybe(pk, b.ops.data()), batch_flags(pk), pk.stream()));
+}
+void copy_3d_batch_v1_run(Picker& pk, const Entry& e) {
+  Batch b = copy_3d_batch(pk);
+  size_t fail = 0;
+  check(e, fn_of<decltype(&cuMemcpy3DBatchAsync)>(e)(b.count, maybe(pk, b.ops.data()), maybe(pk, &fail),
+                                                     batch_flags(pk), pk.stream()));
+}
+template <class F>
+void prefetch_batch(Picker& pk, const Entry& e, F fn) {
+  Batch b = range_batch(pk, true);
+  check(e, fn(maybe(pk, b.dst.data()), maybe(pk, b.sizes.data()), b.count, maybe(pk, b.locs.data()),
+              maybe(pk, b.idx.data()), b.n, batch_flags(pk), pk.stream()));
+}
+void prefetch_batch_run(Picker& pk, const Entry& e) {
+  prefetch_batch(pk, e, fn_of<decltype(&cuMemPrefetchBatchAsync)>(e));
+}
+void discard_prefetch_batch_run(Picker& pk, const Entry& e) {
+  prefetch_batch(pk, e, fn_of<decltype(&cuMemDiscardAndPrefetchBatchAsync)>(e));
+}
+void discard_batch_run(Picker& pk, const Entry& e) {
+  Batch b = range_batch(pk, false);
+  check(e, fn_of<decltype(&cuMemDiscardBatchAsync)>(e)(maybe(pk, b.dst.data()), maybe(pk, b.sizes.data()), b.count,
+                                                       batch_flags(pk), pk.stream()));
+}
+
 struct Custom {
   void (*run)(Picker&, const Entry&);
   const std::type_info* sig;  // the function type the runner casts to
 };
-#define FZ_CUSTOM(base, runner) {#base, {&runner, &typeid(decltype(&base))}}
-const std::map<std::string, Custom> kCustom = {
+#define FZ_CUSTOM_AS(base, fn, runner) {#base, {&runner, &typeid(decltype(&fn))}}
+#define FZ_CUSTOM(fn, runner) FZ_CUSTOM_AS(fn, fn, runner)
+// By base name; where one base names two signatures (cuMemcpyBatchAsync: CUDA 12.8's and _v2),
+// the entry's own signature picks its caller.
+const std::multimap<std::string, Custom> kCustom = {
     FZ_CUSTOM(cuSignalExternalSemaphoresAsync, sem_signal_run),
     FZ_CUSTOM(cuWaitExternalSemaphoresAsync, sem_wait_run),
     FZ_CUSTOM(cuImportExternalMemory, import_memory_run),
@@ -150,16 +195,24 @@ const std::map<std::string, Custom> kCustom = {
     FZ_CUSTOM(cuModuleLoadDataEx, module_load_ex_run),
     FZ_CUSTOM(cuLibraryLoadData, library_load_data_run),
     FZ_CUSTOM(cuLibraryLoadFromFile, library_load_file_run),
+    FZ_CUSTOM_AS(cuMemcpyBatchAsync, cuMemcpyBatchAsync_v2, copy_batch_run),
+    FZ_CUSTOM_AS(cuMemcpyBatchAsync, cuMemcpyBatchAsync, copy_batch_v1_run),
+    FZ_CUSTOM_AS(cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync_v2, copy_3d_batch_run),
+    FZ_CUSTOM_AS(cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync, copy_3d_batch_v1_run),
+    FZ_CUSTOM(cuMemPrefetchBatchAsync, prefetch_batch_run),
+    FZ_CUSTOM(cuMemDiscardBatchAsync, discard_batch_run),
+    FZ_CUSTOM(cuMemDiscardAndPrefetchBatchAsync, discard_prefetch_batch_run),
 };
 #undef FZ_CUSTOM
+#undef FZ_CUSTOM_AS
 
 template <class R, class... A>
 void add(const char* name, const char* params, R (*fn)(A...)) {
   void (*run)(Picker&, const Entry&) = nullptr;
-  if (auto it = kCustom.find(base_name(name)); it != kCustom.end()) {
-    if (*it->second.sig != typeid(fn)) die(name, "its custom caller expects another signature");
-    run = it->second.run;
-  }
+  auto [lo, hi] = kCustom.equal_range(base_name(name));
+  for (auto it = lo; it != hi; ++it)
+    if (*it->second.sig == typeid(fn)) run = it->second.run;
+  if (lo != hi && !run) die(name, "its custom caller expects another signature");
   add_entry(name, params, fn, false, run);
 }
 

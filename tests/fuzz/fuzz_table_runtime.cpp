@@ -58,6 +58,40 @@ void range_attributes_run(Picker& pk, const Entry& e) {
   range_attributes<cudaMemRangeAttribute, const void*>(pk, e, fn_of<decltype(&cudaMemRangeGetAttributes)>(e));
 }
 
+// The batch calls, in the runtime's types (laid out as the driver's).
+void copy_batch_run(Picker& pk, const Entry& e) {
+  Batch b = copy_batch(pk);
+  auto v = [](std::vector<CUdeviceptr>& p) { return reinterpret_cast<void**>(p.data()); };
+  check(e, fn_of<decltype(&cudaMemcpyBatchAsync)>(e)(
+               maybe(pk, v(b.dst)), maybe(pk, v(b.src)), maybe(pk, b.sizes.data()), b.count,
+               maybe(pk, reinterpret_cast<cudaMemcpyAttributes*>(b.attrs.data())), maybe(pk, b.idx.data()), b.n,
+               pk.stream()));
+}
+void copy_3d_batch_run(Picker& pk, const Entry& e) {
+  Batch b = copy_3d_batch(pk);
+  check(e, fn_of<decltype(&cudaMemcpy3DBatchAsync)>(e)(
+               b.count, maybe(pk, reinterpret_cast<cudaMemcpy3DBatchOp*>(b.ops.data())), batch_flags(pk), pk.stream()));
+}
+template <class F>
+void prefetch_batch(Picker& pk, const Entry& e, F fn) {
+  Batch b = range_batch(pk, true);
+  check(e, fn(maybe(pk, reinterpret_cast<void**>(b.dst.data())), maybe(pk, b.sizes.data()), b.count,
+              maybe(pk, reinterpret_cast<cudaMemLocation*>(b.locs.data())), maybe(pk, b.idx.data()), b.n,
+              batch_flags(pk), pk.stream()));
+}
+void prefetch_batch_run(Picker& pk, const Entry& e) {
+  prefetch_batch(pk, e, fn_of<decltype(&cudaMemPrefetchBatchAsync)>(e));
+}
+void discard_prefetch_batch_run(Picker& pk, const Entry& e) {
+  prefetch_batch(pk, e, fn_of<decltype(&cudaMemDiscardAndPrefetchBatchAsync)>(e));
+}
+void discard_batch_run(Picker& pk, const Entry& e) {
+  Batch b = range_batch(pk, false);
+  check(e, fn_of<decltype(&cudaMemDiscardBatchAsync)>(e)(maybe(pk, reinterpret_cast<void**>(b.dst.data())),
+                                                         maybe(pk, b.sizes.data()), b.count, batch_flags(pk),
+                                                         pk.stream()));
+}
+
 struct Custom {
   void (*run)(Picker&, const Entry&);
   const std::type_info* sig;
@@ -73,6 +107,11 @@ const std::map<std::string, Custom> kCustom = {
     FZ_CUSTOM(cudaMemPoolGetAttribute, pool_get_run),
     FZ_CUSTOM(cudaMemPoolSetAttribute, pool_set_run),
     FZ_CUSTOM(cudaMemRangeGetAttributes, range_attributes_run),
+    FZ_CUSTOM(cudaMemcpyBatchAsync, copy_batch_run),
+    FZ_CUSTOM(cudaMemcpy3DBatchAsync, copy_3d_batch_run),
+    FZ_CUSTOM(cudaMemPrefetchBatchAsync, prefetch_batch_run),
+    FZ_CUSTOM(cudaMemDiscardBatchAsync, discard_batch_run),
+    FZ_CUSTOM(cudaMemDiscardAndPrefetchBatchAsync, discard_prefetch_batch_run),
 };
 #undef FZ_CUSTOM
 

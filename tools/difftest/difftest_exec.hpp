@@ -660,10 +660,12 @@ inline void Exec::exec(Rec& r) {
 #include "ops_ipc_conformance.hpp"
 #include "ops_graph.hpp"
 #include "ops_array.hpp"
+#include "ops_batch.hpp"
 
 namespace difftest {
 inline bool family_ops(Exec& e, Rec& r) {
   return ops_core(e, r) || ops_pool(e, r) || ops_ipc(e, r) || ops_external(e, r) || ops_managed(e, r) || ops_vmm(e, r) ||
-         ops_pool_conformance(e, r) || ops_ipc_conformance(e, r) || ops_graph(e, r) || ops_array(e, r);
+         ops_pool_conformance(e, r) || ops_ipc_conformance(e, r) || ops_graph(e, r) || ops_array(e, r) ||
+         ops_batch(e, r);
 }
 }  // namespace difftest

@@ -28,7 +28,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from gen_symbols import LOGICAL_ENDPOINT  # noqa: E402
+from gen_symbols import COPY_WITH_ATTRIBUTES, LOGICAL_ENDPOINT  # noqa: E402
 
 CLASS_OF_FLAGS = {0: "DEFAULT", 1: "LEGACY", 2: "PTDS"}
 # The cudaVersion values .probe/probe.cpp asks at (keep in sync with its VERSIONS).
@@ -51,6 +51,11 @@ def infer(cuda, syms):
             (ptds[b] if s else plain[b]).add((int(v), s))
     for n in LOGICAL_ENDPOINT:
         plain[n].add((13030, ""))
+    for n in COPY_WITH_ATTRIBUTES:  # CUDA 13.2: a plain and a per-thread form each
+        if n.endswith("_ptsz"):
+            ptds[n[:-5]].add((13020, "_ptsz"))
+        else:
+            plain[n].add((13020, ""))
     rows = {}  # (base, class) -> [(version, symbol)]
     problems = []
     for b in sorted(plain):
@@ -141,7 +146,7 @@ def main():
     notes = []
     source = "inferred from the CUDA 13.0 toolkit's cuda*Typedefs.h"
     if a.measured and os.path.exists(a.measured):
-        source = "measured on a real driver (%s), logical endpoint rows inferred" % os.path.basename(a.measured)
+        source = "measured on a real driver (%s), logical endpoint and 13.2 copy-with-attributes rows inferred" % os.path.basename(a.measured)
         data, extra = parse_measured(a.measured)
         warn = []
         bases = sorted(set(b for b, _ in data))

@@ -39,6 +39,15 @@ LOGICAL_ENDPOINT = [
     "cuLogicalEndpointUnbind",
 ]
 
+# CUDA 13.2's copies with attributes (cuda.bindings 13.2+ binds them; cuda.core's
+# Buffer.copy_from(options=...) calls them): absent from the 13.0 stub.
+COPY_WITH_ATTRIBUTES = [
+    "cuMemcpy3DWithAttributesAsync",
+    "cuMemcpy3DWithAttributesAsync_ptsz",
+    "cuMemcpyWithAttributesAsync",
+    "cuMemcpyWithAttributesAsync_ptsz",
+]
+
 
 def nm_defined(path):
     out = subprocess.run(["nm", "-D", "--defined-only", path], check=True,
@@ -100,6 +109,8 @@ def write_driver(out, cuda, real):
     seen = set(base)
     le = [n for n in LOGICAL_ENDPOINT if n not in seen]
     seen |= set(le)
+    cwa = [n for n in COPY_WITH_ATTRIBUTES if n not in seen]
+    seen |= set(cwa)
     extra, skipped = [], []
     if real and os.path.exists(real):
         for n in sorted(set(read_name_list(real))):
@@ -109,13 +120,16 @@ def write_driver(out, cuda, real):
     lines = [HEADER.format(
         what="Every symbol cuda-shim's libcuda.so.1 exports (unversioned, as NVIDIA's).",
         source="`nm -D --defined-only` of the CUDA 13.0 toolkit's stubs/libcuda.so, the CUDA 13.3 "
-               "logical endpoint entries, and a real 580.x driver's export list",
+               "logical endpoint entries, the CUDA 13.2 copies with attributes, and a real 580.x driver's "
+               "export list",
         macro_doc="CU_SYM(name): the includer defines it. Names without an implementation get a weak "
                   "stub (driver_stubs.cpp) answering CUDA_ERROR_NOT_SUPPORTED.")]
     lines.append("// --- CUDA 13.0 stub libcuda.so (%d names) ---" % len(base))
     lines += ["CU_SYM(%s)" % n for n in base]
     lines.append("// --- CUDA 13.3 logical endpoint entry points (absent from the 13.0 stub) ---")
     lines += ["CU_SYM(%s)" % n for n in le]
+    lines.append("// --- CUDA 13.2 copies with attributes (absent from the 13.0 stub) ---")
+    lines += ["CU_SYM(%s)" % n for n in cwa]
     if real and os.path.exists(real):
         lines.append("// --- exported by the real 580.x driver but not by the toolkit stub ---")
         lines += ["CU_SYM(%s)" % n for n in extra]
