@@ -166,6 +166,9 @@ const std::vector<Family> kFamilies = {
     // whose kernel the fat binary lacks
     {"Cluster", {CUDA_ERROR_INVALID_CLUSTER_SIZE, cudaErrorInvalidClusterSize, cudaErrorInvalidDeviceFunction,
                  cudaErrorSymbolNotFound}},
+    // occupancy of a registered stub whose kernel the fat binary lacks: its lookup fails, as a
+    // launch's would
+    {"Occupancy", {cudaErrorInvalidDeviceFunction, cudaErrorSymbolNotFound}},
     // an executable graph that cannot take the graph's parameters
     {"ExecUpdate", {CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, cudaErrorGraphExecUpdateFailure}},
     // batch copies, prefetches and discards on a capturing stream (measured: refused)

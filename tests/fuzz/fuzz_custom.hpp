@@ -257,19 +257,29 @@ struct Batch {
   size_t count = 0, n = 0;  // copies/ranges, attributes/locations as passed
 };
 
+// Where the input runs out (FuzzedDataProvider then gives 0s), the choices below fall on a call
+// that can succeed: a live stream, one element, a valid order; the bad values take input bytes.
 inline size_t batch_count(Picker& pk) {
-  return pk.in.ConsumeIntegralInRange(0, 7) ? pk.in.ConsumeIntegralInRange(1, 4) : pk.in.ConsumeIntegralInRange(0, 6);
+  return pk.in.ConsumeIntegralInRange(0, 7) < 7 ? pk.in.ConsumeIntegralInRange(1, 4) : pk.in.ConsumeIntegralInRange(0, 6);
+}
+inline CUstream batch_stream(Picker& pk) {
+  if (pk.in.ConsumeIntegralInRange(0, 7) < 5)
+    return S.streams.empty() ? CU_STREAM_PER_THREAD : S.streams[pk.any(S.streams.size())];
+  return pk.stream();
 }
 // n indices over count items: 0 and increasing, or (now and then) anything small.
 inline void batch_indices(Picker& pk, Batch& b, size_t n) {
   b.idx.assign(n ? n : 1, 0);
   for (size_t k = 1; k < n; ++k) b.idx[k] = b.idx[k - 1] + pk.in.ConsumeIntegralInRange(1, 2);
-  if (n && !pk.in.ConsumeIntegralInRange(0, 7)) b.idx[pk.any(n)] = pk.in.ConsumeIntegralInRange(0, 6);
-  b.n = pk.in.ConsumeIntegralInRange(0, 15) ? n : pk.in.ConsumeIntegralInRange(0, 6);
+  if (n && pk.in.ConsumeIntegralInRange(0, 7) == 7) b.idx[pk.any(n)] = pk.in.ConsumeIntegralInRange(0, 6);
+  b.n = pk.in.ConsumeIntegralInRange(0, 15) < 15 ? n : pk.in.ConsumeIntegralInRange(0, 6);
   if (b.n > n) b.n = n;  // never past the arrays' ends (the driver would read them)
 }
 inline unsigned small_or_any(Picker& pk, unsigned lo, unsigned hi) {
-  return pk.in.ConsumeIntegralInRange(0, 7) ? pk.in.ConsumeIntegralInRange(lo, hi) : pk.in.ConsumeIntegral<unsigned>();
+  return pk.in.ConsumeIntegralInRange(0, 7) < 7 ? pk.in.ConsumeIntegralInRange(lo, hi) : pk.in.ConsumeIntegral<unsigned>();
+}
+inline unsigned copy_flags(Picker& pk) {
+  return pk.in.ConsumeIntegralInRange(0, 7) < 7 ? pk.in.ConsumeIntegralInRange(0, 1) : pk.in.ConsumeIntegral<unsigned>();
 }
 
 inline Batch copy_batch(Picker& pk) {
@@ -279,13 +289,15 @@ inline Batch copy_batch(Picker& pk) {
     size_t rd = 0, rs = 0;
     b.dst.push_back(reinterpret_cast<CUdeviceptr>(pk.uptr(&rd)));
     b.src.push_back(reinterpret_cast<CUdeviceptr>(pk.uptr(&rs)));
-    b.sizes.push_back(pk.copy_bytes(std::min(rd, rs)));
+    size_t n = pk.copy_bytes(std::min(rd, rs));
+    if (n == 0 && pk.in.ConsumeIntegralInRange(0, 7) < 7) n = std::min<size_t>({rd, rs, 64});
+    b.sizes.push_back(n);
   }
   const size_t n = b.count ? pk.in.ConsumeIntegralInRange<size_t>(1, b.count) : pk.in.ConsumeIntegralInRange(0, 1);
   b.attrs.resize(n ? n : 1);
   for (auto& a : b.attrs) {
     a.srcAccessOrder = static_cast<CUmemcpySrcAccessOrder>(small_or_any(pk, 1, 3));
-    a.flags = pk.in.ConsumeIntegralInRange(0, 7) ? pk.in.ConsumeIntegralInRange(0, 1) : pk.in.ConsumeIntegral<unsigned>();
+    a.flags = copy_flags(pk);
     if (pk.in.ConsumeBool()) a.srcLocHint = pk.location();
     if (pk.in.ConsumeBool()) a.dstLocHint = pk.location();
   }
@@ -337,7 +349,7 @@ inline Batch copy_3d_batch(Picker& pk) {
         o->op.ptr.layerHeight = pk.in.ConsumeIntegralInRange<size_t>(0, h);
       }
     op.srcAccessOrder = static_cast<CUmemcpySrcAccessOrder>(small_or_any(pk, 1, 3));
-    op.flags = pk.in.ConsumeIntegralInRange(0, 7) ? pk.in.ConsumeIntegralInRange(0, 1) : pk.in.ConsumeIntegral<unsigned>();
+    op.flags = copy_flags(pk);
   }
   return b;
 }
@@ -346,22 +358,39 @@ inline Batch copy_3d_batch(Picker& pk) {
 inline Batch range_batch(Picker& pk, bool locations) {
   Batch b;
   b.count = batch_count(pk);
+  std::vector<const Alloc*> managed;
+  for (const Alloc& a : S.allocs)
+    if (a.kind == Alloc::managed) managed.push_back(&a);
   for (size_t i = 0; i < b.count; ++i) {
     size_t room = 0;
-    b.dst.push_back(pk.dptr(&room));
-    b.sizes.push_back(pk.in.ConsumeBool() ? room : pk.size());
+    if (!managed.empty() && pk.in.ConsumeIntegralInRange(0, 3) < 3) {  // mostly a managed range
+      const Alloc& a = *managed[pk.any(managed.size())];
+      const size_t off = pk.in.ConsumeIntegralInRange(0, 3) < 3 ? 0 : pk.in.ConsumeIntegralInRange<size_t>(0, a.size);
+      b.dst.push_back(a.p + off);
+      room = a.size - off;
+    } else {
+      b.dst.push_back(pk.dptr(&room));
+    }
+    b.sizes.push_back(pk.in.ConsumeIntegralInRange(0, 3) < 3 ? room : pk.size());
   }
   b.dst.resize(std::max<size_t>(b.count, 1));
   b.sizes.resize(b.dst.size());
   if (!locations) return b;
   const size_t n = b.count ? pk.in.ConsumeIntegralInRange<size_t>(1, b.count) : pk.in.ConsumeIntegralInRange(0, 1);
   b.locs.resize(n ? n : 1);
-  for (auto& l : b.locs) l = pk.location();
+  for (auto& l : b.locs) {
+    l = pk.location();
+    if (pk.in.ConsumeIntegralInRange(0, 3) < 3) l.id = 0;  // mostly a place that exists
+  }
   batch_indices(pk, b, n);
   return b;
 }
+template <class T>
+T* bmaybe(Picker& pk, T* p) {  // as maybe(), but an exhausted input keeps the pointer
+  return pk.in.ConsumeIntegralInRange(0, 15) < 15 ? p : nullptr;
+}
 inline unsigned long long batch_flags(Picker& pk) {
-  return pk.in.ConsumeIntegralInRange(0, 15) ? 0 : pk.in.ConsumeIntegral<unsigned long long>();
+  return pk.in.ConsumeIntegralInRange(0, 15) < 15 ? 0 : pk.in.ConsumeIntegral<unsigned long long>();
 }
 
 }  // namespace fz::custom

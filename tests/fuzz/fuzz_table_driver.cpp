@@ -132,32 +132,32 @@ void library_load_file_run(Picker& pk, const Entry& e) {
 // The batch copies: CUDA 13's _v2 forms, and CUDA 12.8's with failIdx (the un-suffixed names).
 void copy_batch_run(Picker& pk, const Entry& e) {
   Batch b = copy_batch(pk);
-  check(e, fn_of<decltype(&cuMemcpyBatchAsync_v2)>(e)(maybe(pk, b.dst.data()), maybe(pk, b.src.data()),
-                                                      maybe(pk, b.sizes.data()), b.count, maybe(pk, b.attrs.data()),
-                                                      maybe(pk, b.idx.data()), b.n, pk.stream()));
+  check(e, fn_of<decltype(&cuMemcpyBatchAsync_v2)>(e)(bmaybe(pk, b.dst.data()), bmaybe(pk, b.src.data()),
+                                                      bmaybe(pk, b.sizes.data()), b.count, bmaybe(pk, b.attrs.data()),
+                                                      bmaybe(pk, b.idx.data()), b.n, batch_stream(pk)));
 }
 void copy_batch_v1_run(Picker& pk, const Entry& e) {
   Batch b = copy_batch(pk);
   size_t fail = 0;
-  check(e, fn_of<decltype(&cuMemcpyBatchAsync)>(e)(maybe(pk, b.dst.data()), maybe(pk, b.src.data()),
-                                                   maybe(pk, b.sizes.data()), b.count, maybe(pk, b.attrs.data()),
-                                                   maybe(pk, b.idx.data()), b.n, maybe(pk, &fail), pk.stream()));
+  check(e, fn_of<decltype(&cuMemcpyBatchAsync)>(e)(bmaybe(pk, b.dst.data()), bmaybe(pk, b.src.data()),
+                                                   bmaybe(pk, b.sizes.data()), b.count, bmaybe(pk, b.attrs.data()),
+                                                   bmaybe(pk, b.idx.data()), b.n, bmaybe(pk, &fail), batch_stream(pk)));
 }
 void copy_3d_batch_run(Picker& pk, const Entry& e) {
   Batch b = copy_3d_batch(pk);
-  check(e, fn_of<decltype(&cuMemcpy3DBatchAsync_v2)>(e)(b.count, maybe(pk, b.ops.data()), batch_flags(pk), pk.stream()));
+  check(e, fn_of<decltype(&cuMemcpy3DBatchAsync_v2)>(e)(b.count, bmaybe(pk, b.ops.data()), batch_flags(pk), batch_stream(pk)));
 }
 void copy_3d_batch_v1_run(Picker& pk, const Entry& e) {
   Batch b = copy_3d_batch(pk);
   size_t fail = 0;
-  check(e, fn_of<decltype(&cuMemcpy3DBatchAsync)>(e)(b.count, maybe(pk, b.ops.data()), maybe(pk, &fail),
-                                                     batch_flags(pk), pk.stream()));
+  check(e, fn_of<decltype(&cuMemcpy3DBatchAsync)>(e)(b.count, bmaybe(pk, b.ops.data()), bmaybe(pk, &fail),
+                                                     batch_flags(pk), batch_stream(pk)));
 }
 template <class F>
 void prefetch_batch(Picker& pk, const Entry& e, F fn) {
   Batch b = range_batch(pk, true);
-  check(e, fn(maybe(pk, b.dst.data()), maybe(pk, b.sizes.data()), b.count, maybe(pk, b.locs.data()),
-              maybe(pk, b.idx.data()), b.n, batch_flags(pk), pk.stream()));
+  check(e, fn(bmaybe(pk, b.dst.data()), bmaybe(pk, b.sizes.data()), b.count, bmaybe(pk, b.locs.data()),
+              bmaybe(pk, b.idx.data()), b.n, batch_flags(pk), batch_stream(pk)));
 }
 void prefetch_batch_run(Picker& pk, const Entry& e) {
   prefetch_batch(pk, e, fn_of<decltype(&cuMemPrefetchBatchAsync)>(e));
@@ -167,8 +167,20 @@ void discard_prefetch_batch_run(Picker& pk, const Entry& e) {
 }
 void discard_batch_run(Picker& pk, const Entry& e) {
   Batch b = range_batch(pk, false);
-  check(e, fn_of<decltype(&cuMemDiscardBatchAsync)>(e)(maybe(pk, b.dst.data()), maybe(pk, b.sizes.data()), b.count,
-                                                       batch_flags(pk), pk.stream()));
+  check(e, fn_of<decltype(&cuMemDiscardBatchAsync)>(e)(bmaybe(pk, b.dst.data()), bmaybe(pk, b.sizes.data()), b.count,
+                                                       batch_flags(pk), batch_stream(pk)));
+}
+
+// CUDA 13.2's single copies with attributes: a batch of one, as the batch runners make it.
+void copy_with_attributes_run(Picker& pk, const Entry& e) {
+  Batch b = copy_batch(pk);
+  check(e, fn_of<decltype(&cuMemcpyWithAttributesAsync)>(e)(b.dst[0], b.src[0], b.sizes[0], bmaybe(pk, b.attrs.data()),
+                                                            batch_stream(pk)));
+}
+void copy_3d_with_attributes_run(Picker& pk, const Entry& e) {
+  Batch b = copy_3d_batch(pk);
+  check(e, fn_of<decltype(&cuMemcpy3DWithAttributesAsync)>(e)(bmaybe(pk, b.ops.data()), batch_flags(pk),
+                                                              batch_stream(pk)));
 }
 
 struct Custom {
@@ -202,6 +214,8 @@ const std::multimap<std::string, Custom> kCustom = {
     FZ_CUSTOM(cuMemPrefetchBatchAsync, prefetch_batch_run),
     FZ_CUSTOM(cuMemDiscardBatchAsync, discard_batch_run),
     FZ_CUSTOM(cuMemDiscardAndPrefetchBatchAsync, discard_prefetch_batch_run),
+    FZ_CUSTOM(cuMemcpyWithAttributesAsync, copy_with_attributes_run),
+    FZ_CUSTOM(cuMemcpy3DWithAttributesAsync, copy_3d_with_attributes_run),
 };
 #undef FZ_CUSTOM
 #undef FZ_CUSTOM_AS

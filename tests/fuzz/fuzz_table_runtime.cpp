@@ -63,21 +63,21 @@ void copy_batch_run(Picker& pk, const Entry& e) {
   Batch b = copy_batch(pk);
   auto v = [](std::vector<CUdeviceptr>& p) { return reinterpret_cast<void**>(p.data()); };
   check(e, fn_of<decltype(&cudaMemcpyBatchAsync)>(e)(
-               maybe(pk, v(b.dst)), maybe(pk, v(b.src)), maybe(pk, b.sizes.data()), b.count,
-               maybe(pk, reinterpret_cast<cudaMemcpyAttributes*>(b.attrs.data())), maybe(pk, b.idx.data()), b.n,
-               pk.stream()));
+               bmaybe(pk, v(b.dst)), bmaybe(pk, v(b.src)), bmaybe(pk, b.sizes.data()), b.count,
+               bmaybe(pk, reinterpret_cast<cudaMemcpyAttributes*>(b.attrs.data())), bmaybe(pk, b.idx.data()), b.n,
+               batch_stream(pk)));
 }
 void copy_3d_batch_run(Picker& pk, const Entry& e) {
   Batch b = copy_3d_batch(pk);
   check(e, fn_of<decltype(&cudaMemcpy3DBatchAsync)>(e)(
-               b.count, maybe(pk, reinterpret_cast<cudaMemcpy3DBatchOp*>(b.ops.data())), batch_flags(pk), pk.stream()));
+               b.count, bmaybe(pk, reinterpret_cast<cudaMemcpy3DBatchOp*>(b.ops.data())), batch_flags(pk), batch_stream(pk)));
 }
 template <class F>
 void prefetch_batch(Picker& pk, const Entry& e, F fn) {
   Batch b = range_batch(pk, true);
-  check(e, fn(maybe(pk, reinterpret_cast<void**>(b.dst.data())), maybe(pk, b.sizes.data()), b.count,
-              maybe(pk, reinterpret_cast<cudaMemLocation*>(b.locs.data())), maybe(pk, b.idx.data()), b.n,
-              batch_flags(pk), pk.stream()));
+  check(e, fn(bmaybe(pk, reinterpret_cast<void**>(b.dst.data())), bmaybe(pk, b.sizes.data()), b.count,
+              bmaybe(pk, reinterpret_cast<cudaMemLocation*>(b.locs.data())), bmaybe(pk, b.idx.data()), b.n,
+              batch_flags(pk), batch_stream(pk)));
 }
 void prefetch_batch_run(Picker& pk, const Entry& e) {
   prefetch_batch(pk, e, fn_of<decltype(&cudaMemPrefetchBatchAsync)>(e));
@@ -87,9 +87,9 @@ void discard_prefetch_batch_run(Picker& pk, const Entry& e) {
 }
 void discard_batch_run(Picker& pk, const Entry& e) {
   Batch b = range_batch(pk, false);
-  check(e, fn_of<decltype(&cudaMemDiscardBatchAsync)>(e)(maybe(pk, reinterpret_cast<void**>(b.dst.data())),
-                                                         maybe(pk, b.sizes.data()), b.count, batch_flags(pk),
-                                                         pk.stream()));
+  check(e, fn_of<decltype(&cudaMemDiscardBatchAsync)>(e)(bmaybe(pk, reinterpret_cast<void**>(b.dst.data())),
+                                                         bmaybe(pk, b.sizes.data()), b.count, batch_flags(pk),
+                                                         batch_stream(pk)));
 }
 
 struct Custom {

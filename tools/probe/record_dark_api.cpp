@@ -6,9 +6,13 @@
 // unset). The CUDART_INTERFACE and INTEGRITY_CHECK tables are passed as they are: the
 // runtime's integrity check hashes their addresses. Thunks pass six integer arguments on;
 // enough for the slots seen so far (none takes floating-point or stack arguments).
+// RECORD_DARK_API_MEMORY=1 also logs each table's words and the 32 bytes behind each pointer
+// argument before and after every call.
 //   g++ -std=c++17 -O1 -shared -fPIC tools/probe/record_dark_api.cpp -o librecord_dark_api.so -ldl
 #include <cuda.h>
 #include <dlfcn.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -47,14 +51,41 @@ void hex(FILE* f, const unsigned char* id) {
   for (int i = 0; i < 16; ++i) fprintf(f, "%02x%s", id[i], i % 4 == 3 && i != 15 ? " " : "");
 }
 
+// The 32 bytes at an argument that points at readable memory of this process (else false):
+// with RECORD_DARK_API_MEMORY set, each call logs them before and after, so what a slot reads
+// and writes through its pointers shows.
+bool peek(uint64_t p, unsigned char* b) {
+  if (p < 0x10000) return false;
+  iovec local{b, 32}, remote{reinterpret_cast<void*>(p), 32};
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 32;
+}
+void dump(const char* when, int k, const unsigned char* b) {
+  fprintf(out(), "  %s arg%d:", when, k);
+  for (int i = 0; i < 32; ++i) fprintf(out(), "%s%02x", i % 8 ? "" : " ", b[i]);
+  fprintf(out(), "\n");
+}
+
 template <int T, int S>
 uint64_t thunk(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e, uint64_t f) {
+  static const bool memory = getenv("RECORD_DARK_API_MEMORY") != nullptr;
+  const uint64_t args[6] = {a, b, c, d, e, f};
+  unsigned char before[6][32];
+  bool ok[6] = {};
+  if (memory)
+    for (int k = 0; k < 6; ++k) ok[k] = peek(args[k], before[k]);
   uint64_t r = g_tables[T].slot[S](a, b, c, d, e, f);
   std::lock_guard lk(g_m);
   fprintf(out(), "slot ");
   hex(out(), g_tables[T].id);
-  fprintf(out(), " [%d] (%#lx, %#lx, %#lx, %#lx) -> %lu\n", S, (unsigned long)a, (unsigned long)b, (unsigned long)c,
-          (unsigned long)d, (unsigned long)(r & 0xffffffffu));
+  fprintf(out(), " [%d] (%#lx, %#lx, %#lx, %#lx, %#lx, %#lx) -> %lu (%#lx)\n", S, (unsigned long)a, (unsigned long)b,
+          (unsigned long)c, (unsigned long)d, (unsigned long)e, (unsigned long)f, (unsigned long)(r & 0xffffffffu),
+          (unsigned long)r);
+  for (int k = 0; k < 6 && memory; ++k) {
+    unsigned char after[32];
+    if (!ok[k] || !peek(args[k], after)) continue;
+    dump("before", k, before[k]);
+    if (memcmp(before[k], after, 32)) dump("after ", k, after);
+  }
   fflush(out());
   return r;
 }
@@ -108,6 +139,12 @@ CUresult CUDAAPI export_table(const void** pp, const CUuuid* id) {
   const bool sized = memcmp(kNoSize, id->bytes, 16) != 0 && words[0] % 8 == 0 && words[0] / 8 <= kSlots;
   w.words = sized ? words[0] / 8 : 4;
   fprintf(out(), " size %lu words %zu\n", static_cast<unsigned long>(words[0]), w.words);
+  for (size_t s = 0; s < w.words && getenv("RECORD_DARK_API_MEMORY"); ++s) {
+    Dl_info info{};
+    const bool code = dladdr(reinterpret_cast<void*>(words[s]), &info) && info.dli_fname;
+    fprintf(out(), "  word %zu: %#lx%s%s\n", s, static_cast<unsigned long>(words[s]), code ? " in " : "",
+            code ? info.dli_fname : "");
+  }
   thunks_for(g_count, w.copy, std::make_index_sequence<kTables>());
   for (size_t s = 0; s < w.words; ++s) {
     Dl_info info{};
