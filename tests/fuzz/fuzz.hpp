@@ -71,6 +71,7 @@ struct Mipmap {
 
 struct State {
   CUcontext ctx = nullptr;  // device 0's primary context: the harness holds one reference
+  void* memop_word = nullptr;  // pinned, portable: the only word stream waits may wait on (fuzz_custom.hpp)
   std::vector<Alloc> allocs;
   std::vector<CUstream> streams;
   std::vector<CUevent> events;

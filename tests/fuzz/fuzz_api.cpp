@@ -379,6 +379,7 @@ void cleanup() {
     }
   }
   drain();
+  if (S.memop_word) cuMemFreeHost(S.memop_word);  // every wait on it has ended: the streams drained
   for (CUmodule m : S.modules) cuModuleUnload(m);
   for (CUlibrary l : S.libs) cuLibraryUnload(l);
   for (CUlinkState l : S.links) cuLinkDestroy(l);

@@ -171,6 +171,10 @@ const std::vector<Family> kFamilies = {
     {"Occupancy", {cudaErrorInvalidDeviceFunction, cudaErrorSymbolNotFound}},
     // an executable graph that cannot take the graph's parameters
     {"ExecUpdate", {CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, cudaErrorGraphExecUpdateFailure}},
+    // stream memory operations on a capturing stream's neighbours; flushes the device cannot do
+    {"Value", {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED}},
+    {"BatchMemOp", {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
+                    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED}},
     // batch copies, prefetches and discards on a capturing stream (measured: refused)
     {"Batch", {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
                cudaErrorStreamCaptureUnsupported, cudaErrorStreamCaptureImplicit}},

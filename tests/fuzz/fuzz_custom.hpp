@@ -6,6 +6,8 @@
 #pragma once
 #include <sys/mman.h>
 
+#include <cstring>
+
 #include "fuzz_gen.hpp"
 
 namespace fz::custom {
@@ -391,6 +393,67 @@ T* bmaybe(Picker& pk, T* p) {  // as maybe(), but an exhausted input keeps the p
 }
 inline unsigned long long batch_flags(Picker& pk) {
   return pk.in.ConsumeIntegralInRange(0, 15) < 15 ? 0 : pk.in.ConsumeIntegral<unsigned long long>();
+}
+
+// ---- Stream memory operations -----------------------------------------------------------------
+// A wait must end: waits that can succeed go to a pinned word of the harness's own, which the
+// same stream sets to 0 just before (cuStreamWriteValue32), with a condition 0 satisfies (GEQ 0,
+// EQ 0, NOR 0). Every other wait the harness makes is refused before anything is queued (bad
+// flags, NULL, unaligned, pageable memory). Writes go anywhere the harness owns.
+inline CUdeviceptr memop_word() {
+  void*& word = S.memop_word;
+  unsigned f = 0;
+  if (!word || cuMemHostGetFlags(&f, word) != CUDA_SUCCESS) {  // made again after a reset freed it
+    word = nullptr;
+    // Portable pinned memory of the harness's own primary context, whatever is current now.
+    if (!S.ctx || cuCtxPushCurrent(S.ctx) != CUDA_SUCCESS) return 0;
+    if (cuMemHostAlloc(&word, 64, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) word = nullptr;
+    CUcontext popped = nullptr;
+    cuCtxPopCurrent(&popped);
+    if (!word) return 0;
+    std::memset(word, 0, 64);
+  }
+  return reinterpret_cast<CUdeviceptr>(word);
+}
+// kind: 0 a write, 1 a wait, else any operation.
+inline CUstreamBatchMemOpParams memop(Picker& pk, bool& waits, int kind = -1) {
+  auto& in = pk.in;
+  CUstreamBatchMemOpParams p;
+  std::memset(&p, 0, sizeof p);
+  const int k = kind == 0 ? 0 : kind == 1 ? 4 : in.ConsumeIntegralInRange(0, 9);
+  const CUdeviceptr word = memop_word();
+  if (k < 4) {  // a write: somewhere the harness owns, mostly aligned
+    p.operation = in.ConsumeBool() ? CU_STREAM_MEM_OP_WRITE_VALUE_32 : CU_STREAM_MEM_OP_WRITE_VALUE_64;
+    size_t room = 0;
+    p.writeValue.address = reinterpret_cast<CUdeviceptr>(pk.uptr(&room));
+    if (room < 8 || p.writeValue.address == word) p.writeValue.address = word + 8;  // never the wait word
+    p.writeValue.address &= ~CUdeviceptr{in.ConsumeIntegralInRange(0, 7) < 7 ? 7u : 0u};
+    p.writeValue.value64 = in.ConsumeIntegral<uint64_t>();
+    p.writeValue.flags = in.ConsumeIntegralInRange(0, 7) < 7 ? 0 : in.ConsumeIntegral<unsigned>();
+  } else if (k < 8) {  // a wait on the word, which is 0 when the stream gets there
+    p.operation = in.ConsumeBool() ? CU_STREAM_MEM_OP_WAIT_VALUE_64 : CU_STREAM_MEM_OP_WAIT_VALUE_32;
+    static const unsigned kMet[] = {CU_STREAM_WAIT_VALUE_GEQ, CU_STREAM_WAIT_VALUE_EQ, CU_STREAM_WAIT_VALUE_NOR};
+    p.waitValue.flags = kMet[in.ConsumeIntegralInRange(0, 2)];
+    p.waitValue.address = word;
+    switch (in.ConsumeIntegralInRange(0, 15)) {  // refused ones (nothing is queued) take input bytes
+      case 12: p.waitValue.flags = 4 + in.ConsumeIntegralInRange(0, 100); break;
+      case 13: p.waitValue.flags |= CU_STREAM_WAIT_VALUE_FLUSH; break;
+      case 14: p.waitValue.address = word + 2; break;
+      case 15: p.waitValue.address = reinterpret_cast<CUdeviceptr>(g_hostmem); break;
+      default: waits = true;
+    }
+  } else {
+    p.operation = k == 8 ? CU_STREAM_MEM_OP_BARRIER : static_cast<CUstreamBatchMemOpType>(in.ConsumeIntegralInRange(0, 8));
+    p.memoryBarrier.flags = in.ConsumeIntegralInRange(0, 3);
+    if (p.operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 || p.operation == CU_STREAM_MEM_OP_WAIT_VALUE_64 ||
+        p.operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 || p.operation == CU_STREAM_MEM_OP_WRITE_VALUE_64)
+      p.operation = CU_STREAM_MEM_OP_BARRIER;  // the value forms are made above, with their rules
+  }
+  return p;
+}
+// Sets the wait word to 0 in `s`'s order before a wait that may succeed there.
+inline void memop_zero(CUstream s) {
+  if (CUdeviceptr w = memop_word()) cuStreamWriteValue32_v2(s, w, 0, 0);
 }
 
 }  // namespace fz::custom

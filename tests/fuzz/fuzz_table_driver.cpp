@@ -183,6 +183,31 @@ void copy_3d_with_attributes_run(Picker& pk, const Entry& e) {
                                                               batch_stream(pk)));
 }
 
+// Stream memory operations: waits that end, or that are refused (fuzz_custom.hpp).
+template <class T, class F>
+void mem_value(Picker& pk, const Entry& e, F fn, bool write) {
+  bool waits = false;
+  CUstreamBatchMemOpParams p = memop(pk, waits, write ? 0 : 1);
+  const CUstream s = batch_stream(pk);
+  if (waits) memop_zero(s);
+  check(e, fn(s, write ? p.writeValue.address : p.waitValue.address, static_cast<T>(p.writeValue.value64 * !waits),
+              write ? p.writeValue.flags : p.waitValue.flags));
+}
+void write32_run(Picker& pk, const Entry& e) { mem_value<cuuint32_t>(pk, e, fn_of<decltype(&cuStreamWriteValue32_v2)>(e), true); }
+void write64_run(Picker& pk, const Entry& e) { mem_value<cuuint64_t>(pk, e, fn_of<decltype(&cuStreamWriteValue64_v2)>(e), true); }
+void wait32_run(Picker& pk, const Entry& e) { mem_value<cuuint32_t>(pk, e, fn_of<decltype(&cuStreamWaitValue32_v2)>(e), false); }
+void wait64_run(Picker& pk, const Entry& e) { mem_value<cuuint64_t>(pk, e, fn_of<decltype(&cuStreamWaitValue64_v2)>(e), false); }
+void batch_memop_run(Picker& pk, const Entry& e) {
+  bool waits = false;
+  std::vector<CUstreamBatchMemOpParams> ps(batch_count(pk));
+  for (auto& p : ps) p = memop(pk, waits);
+  ps.resize(std::max<size_t>(ps.size(), 1));
+  const unsigned n = static_cast<unsigned>(ps.size()) * (pk.in.ConsumeIntegralInRange(0, 15) < 15);
+  const CUstream s = batch_stream(pk);
+  if (waits) memop_zero(s);
+  check(e, fn_of<decltype(&cuStreamBatchMemOp_v2)>(e)(s, n, ps.data(), pk.in.ConsumeIntegralInRange(0, 15) < 15 ? 0 : 1));
+}
+
 struct Custom {
   void (*run)(Picker&, const Entry&);
   const std::type_info* sig;  // the function type the runner casts to
@@ -216,6 +241,11 @@ const std::multimap<std::string, Custom> kCustom = {
     FZ_CUSTOM(cuMemDiscardAndPrefetchBatchAsync, discard_prefetch_batch_run),
     FZ_CUSTOM(cuMemcpyWithAttributesAsync, copy_with_attributes_run),
     FZ_CUSTOM(cuMemcpy3DWithAttributesAsync, copy_3d_with_attributes_run),
+    FZ_CUSTOM_AS(cuStreamWriteValue32, cuStreamWriteValue32_v2, write32_run),
+    FZ_CUSTOM_AS(cuStreamWriteValue64, cuStreamWriteValue64_v2, write64_run),
+    FZ_CUSTOM_AS(cuStreamWaitValue32, cuStreamWaitValue32_v2, wait32_run),
+    FZ_CUSTOM_AS(cuStreamWaitValue64, cuStreamWaitValue64_v2, wait64_run),
+    FZ_CUSTOM_AS(cuStreamBatchMemOp, cuStreamBatchMemOp_v2, batch_memop_run),
 };
 #undef FZ_CUSTOM
 #undef FZ_CUSTOM_AS

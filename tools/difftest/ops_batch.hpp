@@ -59,7 +59,7 @@ using Discard = CUresult (*)(CUdeviceptr*, size_t*, size_t, unsigned long long, 
 inline bool ops_batch(Exec& e, Rec& r) {
   namespace bo = batch_ops;
   const std::string& op = e.t[0];
-  if (op.rfind("b_", 0) != 0) return false;
+  if (op.rfind("b_", 0) != 0 && op.rfind("sm_", 0) != 0) return false;
   static std::vector<unsigned char> stk(4096);
   std::map<std::string, std::string> opt;  // options after the lists
   auto read_opts = [&](size_t from) {
@@ -218,6 +218,57 @@ inline bool ops_batch(Exec& e, Rec& r) {
     } else if (auto f = reinterpret_cast<bo::Prefetch>(sym(name.c_str()))) {
       e.RC(r, f(pp, pn, count, pl, pi, nl, flags, e.h<CUstream>(2)));
     }
+  // ---- stream memory operations (cuStreamWriteValue*, cuStreamWaitValue*, cuStreamBatchMemOp) --
+  } else if (op == "sm_write" || op == "sm_wait") {
+    // sm_write|sm_wait BITS S P OFF VALUE FLAGS [v1]: the _v2 symbols, or the CUDA 8 ones
+    const bool w = op == "sm_write", b64 = e.num(1) == 64, v1 = e.a(7) == "v1";
+    std::string name = std::string(w ? "cuStreamWriteValue" : "cuStreamWaitValue") + (b64 ? "64" : "32") + (v1 ? "" : "_v2");
+    if (b64) {
+      using F = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned);
+      if (auto f = reinterpret_cast<F>(sym(name.c_str())))
+        e.RC(r, f(e.h<CUstream>(2), e.ptr(3), e.num(5), static_cast<unsigned>(e.num(6))));
+    } else {
+      using F = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned);
+      if (auto f = reinterpret_cast<F>(sym(name.c_str())))
+        e.RC(r, f(e.h<CUstream>(2), e.ptr(3), static_cast<cuuint32_t>(e.num(5)), static_cast<unsigned>(e.num(6))));
+    }
+  } else if (op == "sm_batch") {
+    // sm_batch S FLAGS OPS [opts]: OPS comma-separated, each KIND/P/OFF/VALUE/FLAGS with KIND w32
+    // (write), W32 (wait), w64, W64, or bar/FLAGS, flush/FLAGS, tN/... (raw operation N);
+    // opts: nullops, count=N, v1 (the CUDA 8 symbol)
+    read_opts(4);
+    std::vector<CUstreamBatchMemOpParams> ps;
+    for (auto& c : bo::split(e.a(3), ',')) {
+      auto f = bo::split(c, '/');
+      CUstreamBatchMemOpParams x;
+      memset(&x, 0, sizeof x);
+      const std::string& k = f.at(0);
+      auto u = [&](size_t i) { return i < f.size() ? strtoull(f[i].c_str(), nullptr, 0) : 0; };
+      if (k == "bar" || k == "flush") {
+        x.operation = k == "bar" ? CU_STREAM_MEM_OP_BARRIER : CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES;
+        x.memoryBarrier.flags = static_cast<unsigned>(u(1));
+      } else {
+        const bool wr = k[0] == 'w' || k[0] == 't';
+        x.operation = k[0] == 't' ? static_cast<CUstreamBatchMemOpType>(atoi(k.c_str() + 1))
+                      : wr ? (k == "w64" ? CU_STREAM_MEM_OP_WRITE_VALUE_64 : CU_STREAM_MEM_OP_WRITE_VALUE_32)
+                           : (k == "W64" ? CU_STREAM_MEM_OP_WAIT_VALUE_64 : CU_STREAM_MEM_OP_WAIT_VALUE_32);
+        x.writeValue.address = addr(f.at(1), u(2));
+        x.writeValue.value64 = u(3);
+        x.writeValue.flags = static_cast<unsigned>(u(4));
+      }
+      ps.push_back(x);
+    }
+    ps.resize(std::max<size_t>(ps.size(), 1));
+    using F = CUresult (*)(CUstream, unsigned, CUstreamBatchMemOpParams*, unsigned);
+    const unsigned count = static_cast<unsigned>(num_or("count", e.a(3) == "-" ? 0 : bo::split(e.a(3), ',').size()));
+    if (auto f = reinterpret_cast<F>(sym(has("v1") ? "cuStreamBatchMemOp" : "cuStreamBatchMemOp_v2")))
+      e.RC(r, f(e.h<CUstream>(1), count, has("nullops") ? nullptr : ps.data(), static_cast<unsigned>(e.num(2))));
+  } else if (op == "sm_peek") {  // sm_peek P OFF: the 8 bytes there, as one hex number (little-endian)
+    uint64_t v = 0;
+    e.RC(r, e.api.cuMemcpyDtoH(&v, e.ptr(1), 8));
+    char b[24];
+    snprintf(b, sizeof b, "%#llx", static_cast<unsigned long long>(v));
+    r.ks("v", b);
   } else if (op == "b_stk") {  // b_stk OFF N: a checksum of the op's own buffer
     e.RC(r, 0);
     e.checksum(r, stk.data() + e.num(1), e.num(2));
