@@ -71,47 +71,40 @@ def hold_stream(stream):
     return gate, hold  # the caller keeps the callback alive until the stream ran it
 
 
-def test_during_api_call_reads_the_source_before_returning(device, stream):
-    # The stream is busy when the copy is queued, and the source is overwritten as soon as the
-    # call returns: DURING_API_CALL promises the copy took the bytes there during the call.
-    pinned = LegacyPinnedMemoryResource()
-    src = pinned.allocate(4 * KIB)
+def copy_behind_a_busy_stream(device, stream, copy):
+    """Copies a pinned source with `copy(src, dst)` while the stream is held, overwrites the
+    source as soon as the call returns, then lets the stream go: the bytes that arrive say when
+    the copy read its source (seed 1: during the call; seed 2: when the stream got there)."""
+    src = LegacyPinnedMemoryResource().allocate(4 * KIB)
     dst = device.allocate(4 * KIB, stream=stream)
     ctypes.memmove(int(src.handle), helpers.pattern(4 * KIB, 1), 4 * KIB)
     gate, keep = hold_stream(stream)
-    copy_batch(stream, [src], [dst], options=CopyOptions(src_access_order="during_api_call"))
-    ctypes.memset(int(src.handle), 0xEE, 4 * KIB)
+    copy(src, dst)
+    ctypes.memmove(int(src.handle), helpers.pattern(4 * KIB, 2), 4 * KIB)
     gate.set()
-    assert helpers.read_bytes(dst, stream) == helpers.pattern(4 * KIB, 1)
+    got = helpers.read_bytes(dst, stream)
     del keep
+    return {helpers.pattern(4 * KIB, 1): "during the call", helpers.pattern(4 * KIB, 2): "in stream order"}.get(got)
+
+
+def test_during_api_call_reads_the_source_before_returning(device, stream):
+    order = CopyOptions(src_access_order="during_api_call")
+    assert copy_behind_a_busy_stream(device, stream, lambda s, d: copy_batch(stream, [s], [d], options=order)) == \
+        "during the call"
 
 
 def test_stream_order_reads_the_source_when_the_stream_gets_there(device, stream):
-    pinned = LegacyPinnedMemoryResource()
-    src = pinned.allocate(4 * KIB)
-    dst = device.allocate(4 * KIB, stream=stream)
-    ctypes.memmove(int(src.handle), helpers.pattern(4 * KIB, 1), 4 * KIB)
-    gate, keep = hold_stream(stream)
-    copy_batch(stream, [src], [dst], options=CopyOptions(src_access_order="stream"))
-    ctypes.memmove(int(src.handle), helpers.pattern(4 * KIB, 2), 4 * KIB)
-    gate.set()
-    assert helpers.read_bytes(dst, stream) == helpers.pattern(4 * KIB, 2)
-    del keep
+    order = CopyOptions(src_access_order="stream")
+    assert copy_behind_a_busy_stream(device, stream, lambda s, d: copy_batch(stream, [s], [d], options=order)) == \
+        "in stream order"
 
 
 @pytest.mark.skipif(driver.cuDriverGetVersion()[1] < 13020, reason="cuMemcpyWithAttributesAsync is CUDA 13.2's")
 def test_copy_from_with_options(device, stream):
     # Buffer.copy_from(options=...) goes through cuMemcpyWithAttributesAsync (CUDA 13.2).
-    pinned = LegacyPinnedMemoryResource()
-    src = pinned.allocate(4 * KIB)
-    dst = device.allocate(4 * KIB, stream=stream)
-    ctypes.memmove(int(src.handle), helpers.pattern(4 * KIB, 4), 4 * KIB)
-    gate, keep = hold_stream(stream)
-    dst.copy_from(src, stream=stream, options=CopyOptions(src_access_order="during_api_call"))
-    ctypes.memset(int(src.handle), 0, 4 * KIB)
-    gate.set()
-    assert helpers.read_bytes(dst, stream) == helpers.pattern(4 * KIB, 4)
-    del keep
+    order = CopyOptions(src_access_order="during_api_call")
+    assert copy_behind_a_busy_stream(device, stream, lambda s, d: d.copy_from(s, stream=stream, options=order)) == \
+        "during the call"
 
 
 def test_copy_batch_refuses_a_capturing_stream(device):
