@@ -234,9 +234,10 @@ class Exec {
   Slot* slot(size_t k) { auto it = slots.find(a(k)); return it == slots.end() ? nullptr : &it->second; }
   int fdof(size_t k) { Slot* s = slot(k); return s ? s->fd : static_cast<int>(num(k)); }
 
-  // loc tokens: d<N> device N, h host, n<N> host NUMA N, c host NUMA current, x invalid type.
-  CUmemLocation loc(size_t k) {
-    const std::string& s = a(k);
+  // loc tokens: d<N> device N, h host, n<N> host NUMA N, c host NUMA current, r<N> raw type N
+  // (id 0), anything else (x) the invalid type.
+  CUmemLocation loc(size_t k) { return loc_token(a(k)); }
+  static CUmemLocation loc_token(const std::string& s) {
     CUmemLocation l{};
     int id = s.size() > 1 ? atoi(s.c_str() + 1) : 0;
     switch (s.empty() ? 'x' : s[0]) {
@@ -244,6 +245,7 @@ class Exec {
       case 'h': l.type = CU_MEM_LOCATION_TYPE_HOST; l.id = id; break;
       case 'n': l.type = CU_MEM_LOCATION_TYPE_HOST_NUMA; l.id = id; break;
       case 'c': l.type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT; l.id = id; break;
+      case 'r': l.type = static_cast<CUmemLocationType>(id); l.id = 0; break;
       default: l.type = CU_MEM_LOCATION_TYPE_INVALID; l.id = id;
     }
     return l;

@@ -3,7 +3,7 @@
 // runtime's forms), for tests/probe/cases/batch.cases (docs/probe.md). Every op is named b_*.
 // A batch is written in one token, its entries separated by commas:
 //   copies    D/OFF=S/OFF/SIZE,...          (a slot name, 0, bad, or stk: the op's own buffer)
-//   attrs     ORDER[/FLAGS[/SLOC[/DLOC]]]@IDX,...   (locations as loc tokens: d0, h, x ...; rN: type N)
+//   attrs     ORDER[/FLAGS[/SLOC[/DLOC]]]@IDX,...   (locations as Exec::loc tokens: d0, h, x, rN ...)
 //   3D ops    SRC>DST>W.H.D[>ORDER[>FLAGS]], an operand p.NAME.OFF.ROWLEN.LAYERH (pointer),
 //             a.NAME.X.Y.Z (array), or tN.NAME... (a pointer operand with raw type N)
 //   ranges    NAME/OFF/SIZE,...   locs   LOC@IDX,...
@@ -30,21 +30,6 @@ inline std::vector<std::string> split(const std::string& s, char c) {
     if (e == std::string::npos) return v;
     b = e + 1;
   }
-}
-inline CUmemLocation loc_of(const std::string& s) {
-  CUmemLocation l{};
-  int id = s.size() > 1 ? atoi(s.c_str() + 1) : 0;
-  switch (s.empty() ? 'x' : s[0]) {
-    case 'd': l.type = CU_MEM_LOCATION_TYPE_DEVICE; break;
-    case 'h': l.type = CU_MEM_LOCATION_TYPE_HOST; break;
-    case 'n': l.type = CU_MEM_LOCATION_TYPE_HOST_NUMA; break;
-    case 'c': l.type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT; break;
-    case 'z': l.type = CU_MEM_LOCATION_TYPE_INVALID; break;  // z: invalid type, id as given
-    case 'r': l.type = static_cast<CUmemLocationType>(id); id = 0; break;  // rN: raw type N, id 0
-    default: l.type = CU_MEM_LOCATION_TYPE_INVALID;
-  }
-  l.id = id;
-  return l;
 }
 using CopyV1 = CUresult (*)(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*, size_t, size_t*,
                             CUstream);
@@ -106,8 +91,8 @@ inline bool ops_batch(Exec& e, Rec& r) {
       CUmemcpyAttributes x{};
       x.srcAccessOrder = static_cast<CUmemcpySrcAccessOrder>(strtoul(f.at(0).c_str(), nullptr, 0));
       if (f.size() > 1) x.flags = static_cast<unsigned>(strtoul(f[1].c_str(), nullptr, 0));
-      if (f.size() > 2) x.srcLocHint = bo::loc_of(f[2]);
-      if (f.size() > 3) x.dstLocHint = bo::loc_of(f[3]);
+      if (f.size() > 2) x.srcLocHint = Exec::loc_token(f[2]);
+      if (f.size() > 3) x.dstLocHint = Exec::loc_token(f[3]);
       at.push_back(x);
       idx.push_back(strtoull(ai.at(1).c_str(), nullptr, 0));
     }
@@ -198,7 +183,7 @@ inline bool ops_batch(Exec& e, Rec& r) {
     if (locs)
       for (auto& c : bo::split(e.a(4), ',')) {
         auto f = bo::split(c, '@');
-        l.push_back(bo::loc_of(f.at(0)));
+        l.push_back(Exec::loc_token(f.at(0)));
         idx.push_back(strtoull(f.at(1).c_str(), nullptr, 0));
       }
     size_t count = num_or("count", p.size()), nl = num_or("nlocs", l.size());
